@@ -1,0 +1,183 @@
+//! `streamgauge decode`: OMSP to JSON lines, or text ⇄ binary conversion.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use omsp::{Content, Decoder, Encoder, Event, Value};
+
+use crate::json;
+
+pub const LONG_ABOUT: &str = "\
+Decode an OMSP stream and print one JSON object per line.
+
+The input is anything an OML client writes: a raw TCP capture, a file: or
+flushfile: output, text or binary (detected from the header's content line).
+The first line describes the header, then one line per tuple:
+
+  {\"kind\":\"header\",\"protocol\":5,\"domain\":...,\"schemas\":[{\"index\":2,\"name\":...,\"fields\":[[\"x\",\"int32\"]]}],...}
+  {\"kind\":\"sample\",\"stream\":2,\"name\":\"app_mp\",\"seq\":1,\"ts\":0.25,\"values\":[42]}
+
+Streams declared after the header (through schema 0) add a {\"kind\":\"schema\"}
+line. Metadata tuples are samples of stream 0. Integers are exact (64-bit
+included), NaN is null, infinities are the strings \"inf\"/\"-inf\", blobs are
+base64 strings, vectors are arrays.
+
+With --text or --binary the stream is re-encoded instead (a converter): the
+output is a valid OMSP stream any OML server accepts.
+
+Errors in the input are reported on standard error with their byte offset
+(e.g. `offset 1234: stream index 7 was never declared`); everything decodable
+is still decoded. Exit status: 0 clean input, 1 the input had errors, 2 the
+input could not be read or the command line is wrong.";
+
+/// Arguments of `streamgauge decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// OMSP stream to read; `-` (the default) reads standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub input: PathBuf,
+    /// Re-encode as an OMSP text stream instead of printing JSON.
+    #[arg(long, conflicts_with = "binary")]
+    pub text: bool,
+    /// Re-encode as an OMSP binary stream instead of printing JSON.
+    #[arg(long)]
+    pub binary: bool,
+    /// Write the output here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Do not show a progress bar (it is shown only for files on a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// What is produced for each event.
+enum Sink {
+    Json,
+    Omsp(Encoder, Vec<u8>),
+}
+
+fn open_input(path: &PathBuf) -> Result<(Box<dyn Read>, Option<u64>)> {
+    if path.as_os_str() == "-" {
+        return Ok((Box::new(io::stdin().lock()), None));
+    }
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    Ok((Box::new(f), len))
+}
+
+fn progress(len: Option<u64>, disabled: bool) -> ProgressBar {
+    match len {
+        Some(n) if !disabled && n > 1 << 20 => {
+            let pb = ProgressBar::new(n);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
+/// Runs the command; `Ok(false)` when the input had errors.
+pub fn run(args: &DecodeArgs) -> Result<bool> {
+    let (mut input, len) = open_input(&args.input)?;
+    let out: Box<dyn Write> = match &args.output {
+        Some(p) => {
+            Box::new(File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
+        }
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    let mut sink = match (args.text, args.binary) {
+        (true, _) => Sink::Omsp(Encoder::new(Content::Text), Vec::new()),
+        (_, true) => Sink::Omsp(Encoder::new(Content::Binary), Vec::new()),
+        _ => Sink::Json,
+    };
+    let pb = progress(len, args.no_progress);
+    let mut decoder = Decoder::new();
+    let mut errors = 0u64;
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("read error"),
+        };
+        if n == 0 {
+            decoder.finish();
+        } else {
+            decoder.feed(&chunk[..n]);
+            pb.inc(n as u64);
+        }
+        while let Some(ev) = decoder.next_event() {
+            match ev {
+                Ok(ev) => {
+                    if let Err(msg) = emit(&mut sink, &decoder, &ev, &mut out)? {
+                        errors += 1;
+                        pb.suspend(|| eprintln!("streamgauge decode: {msg}"));
+                    }
+                }
+                Err(e) => {
+                    errors += 1;
+                    pb.suspend(|| eprintln!("streamgauge decode: {e}"));
+                }
+            }
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    pb.finish_and_clear();
+    out.flush().context("write error")?;
+    if errors > 0 {
+        eprintln!("streamgauge decode: {errors} error(s) in the input");
+    }
+    Ok(errors == 0)
+}
+
+/// Writes one event; the inner `Err` is an encoding problem with that event.
+fn emit(
+    sink: &mut Sink,
+    decoder: &Decoder,
+    ev: &Event,
+    out: &mut impl Write,
+) -> Result<Result<(), String>> {
+    match sink {
+        Sink::Json => {
+            let line = match ev {
+                Event::Header(h) => json::header(h),
+                Event::Schema(s) => json::schema(s),
+                Event::Sample(s) => {
+                    json::sample(s, decoder.schema(s.stream).map(|x| x.name.as_str()))
+                }
+            };
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        Sink::Omsp(enc, buf) => {
+            buf.clear();
+            match ev {
+                Event::Header(h) => enc.header(h, buf),
+                Event::Schema(_) => {}
+                Event::Sample(s) => {
+                    let values = s.values.iter().map(Value::as_value_ref);
+                    if let Err(e) = enc.tuple(buf, s.stream, s.seq, s.ts, values) {
+                        return Ok(Err(format!(
+                            "stream {} seq {}: cannot re-encode: {e}",
+                            s.stream, s.seq
+                        )));
+                    }
+                }
+            }
+            out.write_all(buf)?;
+        }
+    }
+    Ok(Ok(()))
+}

@@ -1,0 +1,49 @@
+//! The `streamgauge` command: one binary, one subcommand per component.
+//!
+//! Exit codes: 0 success; 1 the input had errors (what could be processed
+//! was); 2 usage or I/O error (nothing useful was done).
+
+mod decode;
+mod docs;
+mod json;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Measurement streams for network experiments, compatible with OML.
+#[derive(Debug, Parser)]
+#[command(name = "streamgauge", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decode an OMSP stream (capture, file: output) to JSON lines, or convert it between text and binary.
+    #[command(long_about = decode::LONG_ABOUT)]
+    Decode(decode::DecodeArgs),
+    /// Write the Markdown command reference (docs/cli) from these definitions.
+    #[command(hide = true)]
+    GenDocs {
+        /// Folder to write one Markdown file per subcommand into.
+        dir: std::path::PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Decode(args) => decode::run(&args),
+        Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("streamgauge: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! The streaming decoder: bytes in, header, schemas and samples out.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::binary::codes::{LONG_HEADER_LEN, PACKET_LONG, PACKET_SHORT, SHORT_HEADER_LEN, SYNC};
+use crate::binary::decode::decode_body;
+use crate::error::{DecodeError, ErrorKind};
+use crate::header::{strip_cr, Content, Header, HeaderBuilder, HeaderError};
+use crate::metadata::{MetadataColumns, ROOT_SUBJECT, SCHEMA_KEY};
+use crate::sample::Sample;
+use crate::schema::Schema;
+use crate::table::SchemaTable;
+use crate::text::decode::decode_line;
+use crate::value::Value;
+
+/// Bounds that keep a decoder's memory finite whatever its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest header or text line, LF excluded.
+    pub max_line: usize,
+    /// Largest binary packet body.
+    pub max_packet: usize,
+    /// Highest schema index a session may declare.
+    pub max_index: u32,
+    /// Most fields in one schema.
+    pub max_fields: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_line: 1 << 20,
+            max_packet: 16 << 20,
+            max_index: 4095,
+            max_fields: 4096,
+        }
+    }
+}
+
+/// What the decoder found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The connection header (always the first event).
+    Header(Header),
+    /// A stream declared after the header through schema 0. The declaring
+    /// metadata tuple follows as a [`Event::Sample`] of stream 0, so that a
+    /// re-encoder passes the declaration on; a store should not keep that
+    /// tuple as metadata.
+    Schema(Arc<Schema>),
+    /// A tuple.
+    Sample(Sample),
+}
+
+#[derive(Debug)]
+enum Phase {
+    Header(HeaderBuilder),
+    Body(Content),
+    Done,
+}
+
+/// Sans-I/O OMSP decoder. Feed it bytes in chunks of any size, then call
+/// [`Decoder::next_event`] until it returns `None`; call
+/// [`Decoder::finish`] at end of input to flush a final unterminated line and
+/// learn about truncation.
+///
+/// Errors come back in line with the events, each with the stream offset it
+/// concerns. After a fatal one ([`DecodeError::is_fatal`]) the decoder yields
+/// nothing more; after any other, only that line, packet or byte run is lost.
+///
+/// ```
+/// use omsp::{Decoder, Event};
+/// let mut d = Decoder::new();
+/// d.feed(b"protocol: 5\nschema: 1 app_mp x:int32\ncontent: text\n\n0.5\t1\t1\t42\n");
+/// assert!(matches!(d.next_event(), Some(Ok(Event::Header(_)))));
+/// let Some(Ok(Event::Sample(s))) = d.next_event() else { panic!() };
+/// assert_eq!(s.values, vec![omsp::Value::Int32(42)]);
+/// assert!(d.next_event().is_none());
+/// ```
+#[derive(Debug)]
+pub struct Decoder {
+    limits: Limits,
+    buf: Vec<u8>,
+    /// Read position in `buf`.
+    pos: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    phase: Phase,
+    table: SchemaTable,
+    header: Option<Header>,
+    pending: VecDeque<Event>,
+    eof: bool,
+    /// A text line over the limit is being skipped up to its LF.
+    skipping_line: bool,
+    /// Garbage run not yet reported: (stream offset, length).
+    garbage: Option<(u64, u64)>,
+}
+
+impl Default for Decoder {
+    fn default() -> Decoder {
+        Decoder::with_limits(Limits::default())
+    }
+}
+
+impl Decoder {
+    /// A decoder with default limits.
+    pub fn new() -> Decoder {
+        Decoder::default()
+    }
+
+    /// A decoder with the given limits.
+    pub fn with_limits(limits: Limits) -> Decoder {
+        Decoder {
+            limits,
+            buf: Vec::new(),
+            pos: 0,
+            base: 0,
+            phase: Phase::Header(HeaderBuilder::new(limits.max_fields)),
+            table: SchemaTable::new(limits.max_index),
+            header: None,
+            pending: VecDeque::new(),
+            eof: false,
+            skipping_line: false,
+            garbage: None,
+        }
+    }
+
+    /// Appends input bytes.
+    pub fn feed(&mut self, data: &[u8]) {
+        if self.pos > 0 && (self.pos >= self.buf.len() / 2 || self.pos >= 1 << 16) {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Marks the end of input: a last text line without LF is decoded, and an
+    /// unfinished header or packet is reported by `next_event`.
+    pub fn finish(&mut self) {
+        self.eof = true;
+    }
+
+    /// Bytes fed but not yet decoded.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Stream offset of the next byte to decode.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// The header, once decoded.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The schema currently bound to `index`.
+    pub fn schema(&self, index: u32) -> Option<&Arc<Schema>> {
+        self.table.lookup(index)
+    }
+
+    /// True once a fatal error or the end of input has been reached.
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done) && self.pending.is_empty()
+    }
+
+    /// The next event or error; `None` when more input is needed (or, after
+    /// [`finish`](Decoder::finish), when everything has been decoded).
+    pub fn next_event(&mut self) -> Option<Result<Event, DecodeError>> {
+        if let Some(ev) = self.pending.pop_front() {
+            return Some(Ok(ev));
+        }
+        match self.phase {
+            Phase::Header(_) => self.header_step(),
+            Phase::Body(Content::Text) => self.text_step(),
+            Phase::Body(Content::Binary) => self.binary_step(),
+            Phase::Done => None,
+        }
+    }
+
+    fn err(&self, offset: u64, kind: ErrorKind) -> Option<Result<Event, DecodeError>> {
+        Some(Err(DecodeError { offset, kind }))
+    }
+
+    fn fatal(&mut self, offset: u64, kind: ErrorKind) -> Option<Result<Event, DecodeError>> {
+        self.phase = Phase::Done;
+        self.err(offset, kind)
+    }
+
+    fn header_step(&mut self) -> Option<Result<Event, DecodeError>> {
+        loop {
+            let off = self.offset();
+            let avail = &self.buf[self.pos..];
+            let Some(i) = memchr::memchr(b'\n', avail) else {
+                let n = avail.len();
+                if n > self.limits.max_line {
+                    return self.fatal(
+                        off,
+                        ErrorKind::LineTooLong {
+                            max: self.limits.max_line,
+                        },
+                    );
+                }
+                if self.eof {
+                    return self.fatal(
+                        off,
+                        ErrorKind::Truncated {
+                            what: "header",
+                            bytes: n,
+                        },
+                    );
+                }
+                return None;
+            };
+            if i > self.limits.max_line {
+                return self.fatal(
+                    off,
+                    ErrorKind::LineTooLong {
+                        max: self.limits.max_line,
+                    },
+                );
+            }
+            let line = strip_cr(&avail[..i]);
+            let Phase::Header(builder) = &mut self.phase else {
+                return None;
+            };
+            if line.is_empty() {
+                self.pos += i + 1;
+                let builder = std::mem::take(builder);
+                return match builder.finish().and_then(|h| self.bind_header(h)) {
+                    Ok(h) => {
+                        self.phase = Phase::Body(h.content);
+                        self.header = Some(h.clone());
+                        Some(Ok(Event::Header(h)))
+                    }
+                    Err(e) => self.fatal(off, ErrorKind::Header(e)),
+                };
+            }
+            let res = builder.line(line);
+            self.pos += i + 1;
+            if let Err(e) = res {
+                return self.fatal(off, ErrorKind::Header(e));
+            }
+        }
+    }
+
+    fn bind_header(&mut self, h: Header) -> Result<Header, HeaderError> {
+        for s in &h.schemas {
+            self.table
+                .bind(s.clone())
+                .map_err(|source| HeaderError::BadSchema {
+                    line: s.to_string(),
+                    source,
+                })?;
+        }
+        Ok(h)
+    }
+
+    fn text_step(&mut self) -> Option<Result<Event, DecodeError>> {
+        loop {
+            let off = self.offset();
+            let avail = &self.buf[self.pos..];
+            let (end, next) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i, i + 1),
+                None if self.eof && !avail.is_empty() && !self.skipping_line => {
+                    (avail.len(), avail.len())
+                }
+                None if self.eof => {
+                    self.pos = self.buf.len();
+                    self.phase = Phase::Done;
+                    return None;
+                }
+                None => {
+                    if avail.len() > self.limits.max_line {
+                        self.pos = self.buf.len();
+                        if !self.skipping_line {
+                            self.skipping_line = true;
+                            return self.err(
+                                off,
+                                ErrorKind::LineTooLong {
+                                    max: self.limits.max_line,
+                                },
+                            );
+                        }
+                    }
+                    return None;
+                }
+            };
+            self.pos += next;
+            if std::mem::take(&mut self.skipping_line) {
+                continue;
+            }
+            if end > self.limits.max_line {
+                return self.err(
+                    off,
+                    ErrorKind::LineTooLong {
+                        max: self.limits.max_line,
+                    },
+                );
+            }
+            let start = self.pos - next;
+            let line = strip_cr(&self.buf[start..start + end]);
+            if line.is_empty() {
+                continue;
+            }
+            let res = decode_line(line, &mut self.table);
+            return Some(self.after_sample(res, off));
+        }
+    }
+
+    fn binary_step(&mut self) -> Option<Result<Event, DecodeError>> {
+        loop {
+            let off = self.offset();
+            let avail = &self.buf[self.pos..];
+            if !avail.starts_with(&SYNC) {
+                let found = memchr::memmem::find(avail, &SYNC);
+                // Keep a last 0xAA: it may be the first half of a sync.
+                let skip = found.unwrap_or(if self.eof || avail.last() != Some(&0xAA) {
+                    avail.len()
+                } else {
+                    avail.len() - 1
+                });
+                if skip > 0 {
+                    let g = self.garbage.get_or_insert((off, 0));
+                    g.1 += skip as u64;
+                    self.pos += skip;
+                }
+                if found.is_none() && !self.eof {
+                    return None;
+                }
+                if let Some((at, bytes)) = self.garbage.take() {
+                    return self.err(at, ErrorKind::Garbage { bytes });
+                }
+                if found.is_none() {
+                    self.phase = Phase::Done;
+                    return None;
+                }
+                continue;
+            }
+            let (hdr, len) = match avail.get(2) {
+                None => return self.wait_packet(off),
+                Some(&PACKET_SHORT) if avail.len() >= SHORT_HEADER_LEN => (
+                    SHORT_HEADER_LEN,
+                    u64::from(u16::from_be_bytes([avail[3], avail[4]])),
+                ),
+                Some(&PACKET_LONG) if avail.len() >= LONG_HEADER_LEN => (
+                    LONG_HEADER_LEN,
+                    u64::from(u32::from_be_bytes([avail[3], avail[4], avail[5], avail[6]])),
+                ),
+                Some(&PACKET_SHORT | &PACKET_LONG) => return self.wait_packet(off),
+                Some(&t) => {
+                    // Resync one byte on: the second AA may start a real sync.
+                    self.pos += 1;
+                    return self.err(off, ErrorKind::UnknownPacketType(t));
+                }
+            };
+            if len > self.limits.max_packet as u64 {
+                self.pos += 1;
+                return self.err(
+                    off,
+                    ErrorKind::PacketTooLarge {
+                        len,
+                        max: self.limits.max_packet,
+                    },
+                );
+            }
+            let total = hdr + len as usize;
+            if avail.len() < total {
+                return self.wait_packet(off);
+            }
+            self.pos += total;
+            let res = decode_body(&avail[hdr..total], &mut self.table);
+            return Some(self.after_sample(res, off));
+        }
+    }
+
+    fn wait_packet(&mut self, off: u64) -> Option<Result<Event, DecodeError>> {
+        if self.eof {
+            let bytes = self.buffered();
+            self.pos = self.buf.len();
+            return self.fatal(
+                off,
+                ErrorKind::Truncated {
+                    what: "packet",
+                    bytes,
+                },
+            );
+        }
+        None
+    }
+
+    /// Handles schema declarations carried on stream 0.
+    fn after_sample(
+        &mut self,
+        res: Result<Sample, ErrorKind>,
+        off: u64,
+    ) -> Result<Event, DecodeError> {
+        let sample = res.map_err(|kind| DecodeError { offset: off, kind })?;
+        if sample.stream == 0 {
+            if let Some(decl) = self.schema_declaration(&sample) {
+                let schema = Schema::parse_with_limit(decl, self.limits.max_fields)
+                    .and_then(|s| self.table.bind(s.clone()).map(|_| s))
+                    .map_err(|e| DecodeError {
+                        offset: off,
+                        kind: ErrorKind::Schema(e),
+                    })?;
+                let schema = self
+                    .table
+                    .lookup(schema.index)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(schema));
+                self.pending.push_back(Event::Sample(sample));
+                return Ok(Event::Schema(schema));
+            }
+        }
+        Ok(Event::Sample(sample))
+    }
+
+    fn schema_declaration<'s>(&self, sample: &'s Sample) -> Option<&'s str> {
+        let cols = MetadataColumns::of(self.table.lookup(0)?)?;
+        let text = |i: usize| match sample.values.get(i) {
+            Some(Value::String(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        (text(cols.subject)? == ROOT_SUBJECT && text(cols.key)? == SCHEMA_KEY)
+            .then(|| text(cols.value))?
+    }
+
+    /// Decodes a complete input at once; returns events and errors in order.
+    pub fn decode_all(input: &[u8]) -> Vec<Result<Event, DecodeError>> {
+        let mut d = Decoder::new();
+        d.feed(input);
+        d.finish();
+        std::iter::from_fn(|| d.next_event()).collect()
+    }
+}

@@ -1,0 +1,216 @@
+//! Text line decoder.
+
+use std::str::FromStr;
+
+use base64::Engine as _;
+
+use super::escape::unescape;
+use crate::error::{ErrorKind, ValueError};
+use crate::sample::Sample;
+use crate::table::SchemaTable;
+use crate::types::OmlType;
+use crate::value::Value;
+
+fn num<T: FromStr>(s: &[u8]) -> Option<T> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+/// Parses a double: decimal or exponent notation, `nan`, `-nan`, `inf`, `-inf`
+/// (`%f`, `%g` and shortest-form output all read back).
+pub fn parse_double(s: &[u8]) -> Option<f64> {
+    match s {
+        b"nan" | b"-nan" | b"NaN" | b"-NaN" => Some(f64::NAN),
+        _ => num(s),
+    }
+}
+
+/// Parses a boolean: a case-insensitive prefix of `true` or `false` (so `T`,
+/// `F`, `True`, `False`), `1`, `0`; the empty field is false.
+pub fn parse_bool(s: &[u8]) -> Option<bool> {
+    let prefix_of = |word: &[u8]| s.len() <= word.len() && s.eq_ignore_ascii_case(&word[..s.len()]);
+    if s.is_empty() || s == b"0" || prefix_of(b"false") {
+        Some(false)
+    } else if s == b"1" || prefix_of(b"true") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+fn vector<T>(s: &[u8], elt: impl Fn(&[u8]) -> Option<T>) -> Result<Vec<T>, String> {
+    let mut toks = s.split(|&b| b == b' ').filter(|t| !t.is_empty());
+    let count: usize = toks
+        .next()
+        .and_then(num)
+        .ok_or_else(|| "vector must start with its element count".to_owned())?;
+    let mut out = Vec::with_capacity(count.min(s.len()));
+    for tok in toks {
+        if out.len() == count {
+            return Err(format!(
+                "vector has more than the {count} elements it announces"
+            ));
+        }
+        out.push(
+            elt(tok)
+                .ok_or_else(|| format!("bad vector element {:?}", String::from_utf8_lossy(tok)))?,
+        );
+    }
+    if out.len() != count {
+        return Err(format!(
+            "vector announces {count} elements but has {}",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// Parses one field of type `ty`.
+pub fn parse_value(s: &[u8], ty: OmlType) -> Result<Value, String> {
+    let bad = || format!("cannot read {:?} as {ty}", String::from_utf8_lossy(s));
+    Ok(match ty {
+        OmlType::Int32 => Value::Int32(num(s).ok_or_else(bad)?),
+        OmlType::UInt32 => Value::UInt32(num(s).ok_or_else(bad)?),
+        OmlType::Int64 => Value::Int64(num(s).ok_or_else(bad)?),
+        OmlType::UInt64 => Value::UInt64(num(s).ok_or_else(bad)?),
+        OmlType::Guid => Value::Guid(num(s).ok_or_else(bad)?),
+        OmlType::Double => Value::Double(parse_double(s).ok_or_else(bad)?),
+        OmlType::Bool => Value::Bool(parse_bool(s).ok_or_else(bad)?),
+        OmlType::String => {
+            let raw = unescape(s).map_err(|_| "string ends with a lone backslash".to_owned())?;
+            Value::String(
+                String::from_utf8(raw)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            )
+        }
+        OmlType::Blob => Value::Blob(
+            base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map_err(|e| format!("invalid base64: {e}"))?,
+        ),
+        OmlType::VecDouble => Value::VecDouble(vector(s, parse_double)?),
+        OmlType::VecInt32 => Value::VecInt32(vector(s, num)?),
+        OmlType::VecUInt32 => Value::VecUInt32(vector(s, num)?),
+        OmlType::VecInt64 => Value::VecInt64(vector(s, num)?),
+        OmlType::VecUInt64 => Value::VecUInt64(vector(s, num)?),
+        OmlType::VecBool => Value::VecBool(vector(s, parse_bool)?),
+    })
+}
+
+/// Decodes one text line (without LF/CR).
+pub(crate) fn decode_line(line: &[u8], table: &mut SchemaTable) -> Result<Sample, ErrorKind> {
+    let mut fields = line.split(|&b| b == b'\t');
+    let mut prefix = [&b""[..]; 3];
+    for (i, p) in prefix.iter_mut().enumerate() {
+        *p = fields.next().ok_or(ErrorKind::TooFewFields { found: i })?;
+    }
+    let bad = |what: &'static str, text: &[u8]| ErrorKind::BadPrefix {
+        what,
+        text: String::from_utf8_lossy(text).into_owned(),
+    };
+    let ts = parse_double(prefix[0]).ok_or_else(|| bad("timestamp", prefix[0]))?;
+    let index: u32 = num(prefix[1]).ok_or_else(|| bad("stream index", prefix[1]))?;
+    let seq: i64 = num(prefix[2]).ok_or_else(|| bad("sequence number", prefix[2]))?;
+    let schema = table
+        .get(index)
+        .ok_or(ErrorKind::UndeclaredStream { index })?;
+    let mut values = Vec::with_capacity(schema.fields.len());
+    let mut count = 0;
+    for (i, raw) in fields.enumerate() {
+        count += 1;
+        let Some(f) = schema.fields.get(i) else {
+            continue;
+        };
+        match parse_value(raw, f.ty) {
+            Ok(v) => values.push(v),
+            Err(reason) => {
+                return Err(ErrorKind::BadValue {
+                    index,
+                    error: ValueError {
+                        field: i,
+                        ty: f.ty,
+                        reason,
+                    },
+                })
+            }
+        }
+    }
+    if count != schema.fields.len() {
+        return Err(ErrorKind::ValueCount {
+            index,
+            name: schema.name.clone(),
+            expected: schema.fields.len(),
+            found: count,
+        });
+    }
+    Ok(Sample {
+        stream: index,
+        seq,
+        ts,
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bools() {
+        for t in ["T", "t", "True", "TRUE", "tr", "1"] {
+            assert_eq!(parse_bool(t.as_bytes()), Some(true), "{t}");
+        }
+        for f in ["F", "f", "False", "FALSE", "fal", "0", ""] {
+            assert_eq!(parse_bool(f.as_bytes()), Some(false), "{f}");
+        }
+        for bad in ["FALSEx", "yes", "no", "2", "truex"] {
+            assert_eq!(parse_bool(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn doubles_as_the_reference_writes_them() {
+        assert_eq!(parse_double(b"3.141593"), Some(3.141593));
+        assert_eq!(parse_double(b"0.000000"), Some(0.0));
+        assert!(parse_double(b"-nan").unwrap().is_nan());
+        assert_eq!(parse_double(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_double(b"1e-300"), Some(1e-300));
+        assert_eq!(parse_double(b"abc"), None);
+        assert_eq!(parse_double(b""), None);
+    }
+
+    #[test]
+    fn strict_integers() {
+        assert!(parse_value(b"abc", OmlType::Int32).is_err());
+        assert!(parse_value(b"", OmlType::Int32).is_err());
+        assert!(parse_value(b"99999999999999", OmlType::Int32).is_err());
+        assert!(parse_value(b"-1", OmlType::UInt32).is_err());
+        assert!(parse_value(b"0x10", OmlType::Int64).is_err());
+        assert_eq!(
+            parse_value(b"18446744073709551615", OmlType::UInt64),
+            Ok(Value::UInt64(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn vectors_and_blobs() {
+        assert_eq!(
+            parse_value(b"3 True False True", OmlType::VecBool),
+            Ok(Value::VecBool(vec![true, false, true]))
+        );
+        assert_eq!(
+            parse_value(b"0", OmlType::VecInt32),
+            Ok(Value::VecInt32(vec![]))
+        );
+        assert!(parse_value(b"2 1", OmlType::VecInt32).is_err());
+        assert!(parse_value(b"1 1 2", OmlType::VecInt32).is_err());
+        assert!(parse_value(b"", OmlType::VecInt32).is_err());
+        assert_eq!(
+            parse_value(b"AAEC/w==", OmlType::Blob),
+            Ok(Value::Blob(vec![0, 1, 2, 255]))
+        );
+        assert_eq!(parse_value(b"", OmlType::Blob), Ok(Value::Blob(vec![])));
+        for bad in ["QQ", "Q===", "not-b64"] {
+            assert!(parse_value(bad.as_bytes(), OmlType::Blob).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Install everything streamgauge needs to build, test, fuzz and demo.
+#
+# Idempotent and non-interactive: every step checks first and only installs
+# what is missing, so a second run takes a few seconds.
+#
+#   bash scripts/setup.sh
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+# Debian packages needed now (build, codec, CLI) and soon (eBPF inline
+# measurement, collection server backends, network tests, passive capture).
+APT_PACKAGES=(
+    build-essential pkg-config
+    clang llvm libelf-dev zlib1g-dev
+    sqlite3 libsqlite3-dev
+    postgresql postgresql-client libpq-dev
+    iproute2 iperf3 iputils-ping tshark jq netcat-openbsd
+)
+
+STEP="start"
+REPORTED=0
+
+log() { printf 'setup: %s\n' "$*"; }
+die() {
+    printf 'setup: FAILED (%s): %s\n' "$STEP" "$*" >&2
+    REPORTED=1
+    exit 1
+}
+on_exit() {
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ "$REPORTED" -eq 0 ]; then
+        printf 'setup: FAILED during step "%s" (exit %s)\n' "$STEP" "$rc" >&2
+    fi
+}
+trap on_exit EXIT
+
+# Run as root, or through sudo when it is there.
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "not root and sudo is not installed: run as root"
+    SUDO=(sudo -n)
+fi
+
+pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+setup_apt() {
+    STEP="apt packages"
+    command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script expects Debian/Ubuntu"
+
+    local missing=() p
+    for p in "${APT_PACKAGES[@]}"; do
+        pkg_installed "$p" || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        log "apt packages ok"
+        return 0
+    fi
+
+    log "installing apt packages: ${missing[*]}"
+    # Keep tshark's dumpcap non-setuid and never ask about it.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" \
+        | "${SUDO[@]}" debconf-set-selections \
+        || die "debconf-set-selections failed"
+    local apt_opts=(-y -q -o DPkg::Lock::Timeout=300
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+    "${SUDO[@]}" apt-get update -q </dev/null >/dev/null || die "apt-get update failed"
+    "${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null \
+        || die "apt-get install failed for: ${missing[*]}"
+
+    for p in "${missing[@]}"; do
+        pkg_installed "$p" || die "package $p is still not installed"
+    done
+    log "apt packages ok (installed ${#missing[@]})"
+}
+
+setup_rust() {
+    STEP="rust toolchains"
+    # rustup installs into ~/.cargo/bin; make sure it is on PATH even in a
+    # bare environment (CI, cron, sudo).
+    if [ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]; then
+        case ":$PATH:" in
+            *":${CARGO_HOME:-$HOME/.cargo}/bin:"*) ;;
+            *) export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH" ;;
+        esac
+    fi
+    command -v rustup >/dev/null 2>&1 || die "rustup not found (expected in ~/.cargo/bin); install Rust with rustup first"
+    command -v cargo >/dev/null 2>&1 || die "cargo not found"
+
+    # Stable with rustfmt and clippy.
+    if ! rustup toolchain list | grep -q '^stable'; then
+        log "installing stable toolchain"
+        rustup toolchain install stable --profile minimal </dev/null || die "rustup toolchain install stable failed"
+    fi
+    local installed comp need=()
+    installed="$(rustup component list --installed --toolchain stable)" || die "rustup component list failed"
+    for comp in rustfmt clippy; do
+        grep -q "^${comp}" <<<"$installed" || need+=("$comp")
+    done
+    if [ "${#need[@]}" -gt 0 ]; then
+        log "adding stable components: ${need[*]}"
+        rustup component add --toolchain stable "${need[@]}" </dev/null || die "rustup component add ${need[*]} failed"
+    fi
+    log "rust stable ok ($(rustc +stable --version))"
+
+    # Nightly, for cargo-fuzz (sanitizer flags need it).
+    STEP="rust nightly"
+    if ! rustup toolchain list | grep -q '^nightly'; then
+        log "installing nightly toolchain"
+        rustup toolchain install nightly --profile minimal </dev/null || die "rustup toolchain install nightly failed"
+    fi
+    log "rust nightly ok ($(rustc +nightly --version))"
+
+    # cargo-fuzz.
+    STEP="cargo-fuzz"
+    if ! cargo fuzz --version >/dev/null 2>&1; then
+        log "installing cargo-fuzz (first time only, takes a few minutes)"
+        cargo install cargo-fuzz --locked </dev/null || die "cargo install cargo-fuzz failed"
+        cargo fuzz --version >/dev/null 2>&1 || die "cargo fuzz still not usable after install"
+    fi
+    log "cargo-fuzz ok ($(cargo fuzz --version))"
+}
+
+main() {
+    setup_apt
+    setup_rust
+    STEP="done"
+    log "all done"
+}
+
+main "$@"

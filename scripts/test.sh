@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Set up everything, then run streamgauge's whole test suite:
+#   formatting, clippy, unit/integration/doc tests, release build,
+#   bench compilation (if any benches), fuzz build + short fuzz smoke runs
+#   (if fuzz/ exists).
+#
+#   bash scripts/test.sh
+#
+# Works from any directory. Non-interactive (fine under CI=true).
+# Tunables: FUZZ_RUNS (default 20000), FUZZ_MAX_TIME seconds (default 30).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+# Cargo installed by rustup lives in ~/.cargo/bin; CI environments may not
+# have it on PATH.
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+case ":$PATH:" in
+    *":$CARGO_BIN:"*) ;;
+    *) export PATH="$CARGO_BIN:$PATH" ;;
+esac
+
+FUZZ_RUNS="${FUZZ_RUNS:-20000}"
+FUZZ_MAX_TIME="${FUZZ_MAX_TIME:-30}"
+
+RESULTS=()       # one line per finished or skipped step
+CURRENT=""       # step running now (reported as failed if we exit during it)
+TMP_DIRS=()
+T0=$SECONDS
+
+summary() {
+    local rc=$?
+    local d
+    for d in "${TMP_DIRS[@]}"; do rm -rf "$d"; done
+    echo
+    echo "==================================================================="
+    echo " test.sh summary"
+    echo "==================================================================="
+    local line
+    for line in "${RESULTS[@]}"; do echo "  $line"; done
+    if [ "$rc" -ne 0 ]; then
+        if [ -n "$CURRENT" ]; then
+            echo "  FAILED   $CURRENT"
+        fi
+        echo "-------------------------------------------------------------------"
+        echo " RESULT: FAILED (exit $rc) after $((SECONDS - T0))s"
+    else
+        echo "-------------------------------------------------------------------"
+        echo " RESULT: OK after $((SECONDS - T0))s"
+    fi
+    exit "$rc"
+}
+trap summary EXIT
+
+banner() {
+    echo
+    echo "==================================================================="
+    echo "== $*"
+    echo "==================================================================="
+}
+
+# step NAME CMD...: run CMD with a banner; record ok + duration. If CMD fails,
+# set -e ends the script and the summary reports NAME as failed.
+step() {
+    local name="$1"
+    shift
+    banner "$name"
+    CURRENT="$name"
+    local start=$SECONDS
+    "$@"
+    CURRENT=""
+    RESULTS+=("$(printf 'ok       %-28s %4ss' "$name" "$((SECONDS - start))")")
+}
+
+skip() {
+    local name="$1" why="$2"
+    banner "$name: skipped ($why)"
+    RESULTS+=("$(printf 'skipped  %-28s (%s)' "$name" "$why")")
+}
+
+has_benches() {
+    # A benches/ folder with Rust files, or an explicit [[bench]] section.
+    [ -n "$(find "$ROOT/crates" -path '*/benches/*.rs' -print -quit 2>/dev/null)" ] \
+        || grep -qs '^\[\[bench\]\]' "$ROOT"/crates/*/Cargo.toml
+}
+
+fuzz_smoke() {
+    local list
+    list="$(cargo +nightly fuzz list)"
+    local targets=()
+    mapfile -t targets < <(printf '%s\n' "$list" | sed '/^[[:space:]]*$/d')
+    if [ "${#targets[@]}" -eq 0 ]; then
+        echo "no fuzz targets listed by 'cargo +nightly fuzz list'"
+        return 0
+    fi
+    local t corpus seeds
+    for t in "${targets[@]}"; do
+        echo
+        echo "--- fuzz smoke: $t (-runs=$FUZZ_RUNS -max_total_time=$FUZZ_MAX_TIME)"
+        # A fresh corpus dir first (libFuzzer writes new inputs there), the
+        # repo's seeds second (read only, so they stay unchanged).
+        corpus="$(mktemp -d "${TMPDIR:-/tmp}/streamgauge-fuzz-$t.XXXXXX")"
+        TMP_DIRS+=("$corpus")
+        local args=("$corpus")
+        seeds="$ROOT/fuzz/seeds/$t"
+        if [ -d "$seeds" ]; then
+            args+=("$seeds")
+        fi
+        cargo +nightly fuzz run "$t" "${args[@]}" -- \
+            -runs="$FUZZ_RUNS" -max_total_time="$FUZZ_MAX_TIME"
+    done
+}
+
+step "setup" bash "$ROOT/scripts/setup.sh"
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test" cargo test --workspace
+step "cargo build --release" cargo build --workspace --release
+
+if has_benches; then
+    step "cargo bench --no-run" cargo bench --workspace --no-run
+else
+    skip "cargo bench --no-run" "no benches"
+fi
+
+if [ -f "$ROOT/fuzz/Cargo.toml" ]; then
+    step "cargo fuzz build" cargo +nightly fuzz build
+    step "cargo fuzz smoke runs" fuzz_smoke
+else
+    skip "cargo fuzz" "no fuzz/Cargo.toml"
+fi
