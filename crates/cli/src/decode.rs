@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use omsp::{Content, Decoder, Encoder, Event, Value};
-
-use crate::json;
+use omsp::{json, Content, Decoder, Encoder, Event, Value};
 
 pub const LONG_ABOUT: &str = "\
 Decode an OMSP stream and print one JSON object per line.

@@ -5,7 +5,6 @@
 
 mod decode;
 mod docs;
-mod json;
 
 use std::process::ExitCode;
 

@@ -131,6 +131,28 @@ pub enum ErrorKind {
     BadBinaryPrefix(String),
 }
 
+impl ErrorKind {
+    /// A stable, machine-readable name for the error (used in test vectors).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ErrorKind::Header(_) => "header",
+            ErrorKind::Truncated { .. } => "truncated",
+            ErrorKind::Schema(_) => "schema",
+            ErrorKind::LineTooLong { .. } => "line_too_long",
+            ErrorKind::TooFewFields { .. } => "too_few_fields",
+            ErrorKind::BadPrefix { .. } => "bad_prefix",
+            ErrorKind::UndeclaredStream { .. } => "undeclared_stream",
+            ErrorKind::ValueCount { .. } => "value_count",
+            ErrorKind::BadValue { .. } => "bad_value",
+            ErrorKind::Garbage { .. } => "garbage",
+            ErrorKind::UnknownPacketType(_) => "unknown_packet_type",
+            ErrorKind::PacketTooLarge { .. } => "packet_too_large",
+            ErrorKind::LengthMismatch { .. } => "length_mismatch",
+            ErrorKind::BadBinaryPrefix(_) => "bad_binary_prefix",
+        }
+    }
+}
+
 /// Why a tuple could not be encoded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EncodeError {

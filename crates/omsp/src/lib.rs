@@ -53,6 +53,7 @@ mod decoder;
 mod encoder;
 mod error;
 pub mod header;
+pub mod json;
 pub mod metadata;
 pub mod names;
 mod sample;

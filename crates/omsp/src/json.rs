@@ -1,7 +1,8 @@
-//! JSON forms of decoded events (one object per line).
+//! JSON forms of decoded events: what `streamgauge decode` prints, one object
+//! per line, and what the expected decodings in `spec/vectors/` contain.
 
+use crate::{DecodeError, Event, Header, Sample, Schema, Value};
 use base64::Engine as _;
-use omsp::{Header, Sample, Schema, Value};
 use serde_json::{json, Value as Json};
 
 fn double(v: f64) -> Json {
@@ -72,4 +73,18 @@ pub fn sample(s: &Sample, name: Option<&str>) -> Json {
         "ts": double(s.ts),
         "values": s.values.iter().map(value).collect::<Json>(),
     })
+}
+
+/// Any event as JSON; `name` resolves a stream index to its schema name.
+pub fn event(ev: &Event, name: impl Fn(u32) -> Option<String>) -> Json {
+    match ev {
+        Event::Header(h) => header(h),
+        Event::Schema(s) => schema(s),
+        Event::Sample(s) => sample(s, name(s.stream).as_deref()),
+    }
+}
+
+/// `{"offset":N,"code":"...","fatal":bool,"message":"..."}` for an error.
+pub fn error(e: &DecodeError) -> Json {
+    json!({"offset": e.offset, "code": e.kind.code(), "fatal": e.is_fatal(), "message": e.kind.to_string()})
 }
