@@ -58,7 +58,7 @@ pub fn page(cmd: &clap::Command, parent: &str) -> String {
             .map(|v| v.to_string_lossy().into_owned())
             .collect();
         let _ = write!(md, "- `{head}`: {help}");
-        if !defaults.is_empty() {
+        if !defaults.is_empty() && arg.get_action().takes_values() {
             let _ = write!(md, " (default: `{}`)", defaults.join(","));
         }
         md.push('\n');

@@ -135,8 +135,8 @@ impl Decoder {
         self.buf.extend_from_slice(data);
     }
 
-    /// Marks the end of input: a last text line without LF is decoded, and an
-    /// unfinished header or packet is reported by `next_event`.
+    /// Marks the end of input: an unfinished header, text line or packet is
+    /// then reported by `next_event` (as [`ErrorKind::Truncated`]).
     pub fn finish(&mut self) {
         self.eof = true;
     }
@@ -265,7 +265,17 @@ impl Decoder {
             let (end, next) = match memchr::memchr(b'\n', avail) {
                 Some(i) => (i, i + 1),
                 None if self.eof && !avail.is_empty() && !self.skipping_line => {
-                    (avail.len(), avail.len())
+                    // A last line without LF was cut short: its last value may
+                    // be incomplete, so it is reported, never guessed at.
+                    let bytes = avail.len();
+                    self.pos = self.buf.len();
+                    return self.fatal(
+                        off,
+                        ErrorKind::Truncated {
+                            what: "line",
+                            bytes,
+                        },
+                    );
                 }
                 None if self.eof => {
                     self.pos = self.buf.len();

@@ -47,7 +47,7 @@ pub enum ErrorKind {
     /// The stream ended inside a header or packet (fatal, reported by `finish`).
     #[error("stream ends inside {what} ({bytes} bytes left undecoded)")]
     Truncated {
-        /// `header` or `packet`.
+        /// `header`, `line` or `packet`.
         what: &'static str,
         /// Bytes that could not be decoded.
         bytes: usize,

@@ -194,8 +194,8 @@ impl Header {
     }
 
     /// Writes the header the way liboml2 does: `protocol`, `domain`,
-    /// `start-time`, `sender-id`, `app-name`, extension keys, one `schema`
-    /// line per schema (with liboml2's trailing space), `content`, empty line.
+    /// `start-time`, `sender-id`, `app-name`, one `schema` line per schema
+    /// (with liboml2's trailing space), extension keys, `content`, empty line.
     /// Versions below 4 use the older spellings `experiment-id` and `start_time`.
     pub fn write(&self, out: &mut Vec<u8>) {
         let old = self.protocol < 4;
@@ -221,11 +221,11 @@ impl Header {
         if let Some(a) = &self.app_name {
             line("app-name", a);
         }
-        for (k, v) in &self.extra {
-            line(k, v);
-        }
         for s in &self.schemas {
             line("schema", &format!("{s} "));
+        }
+        for (k, v) in &self.extra {
+            line(k, v);
         }
         line("content", self.content.name());
         out.push(b'\n');

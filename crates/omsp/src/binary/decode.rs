@@ -134,7 +134,16 @@ fn read_value(r: &mut Reader<'_>, ty: OmlType) -> Result<Value, Fail> {
                 (OmlType::VecInt64, INT64_T) => Value::VecInt64(vector(r, i64::from_be_bytes)?),
                 (OmlType::VecUInt64, UINT64_T) => Value::VecUInt64(vector(r, u64::from_be_bytes)?),
                 (OmlType::VecBool, BOOL_T) => {
-                    Value::VecBool(vector(r, |[b]: [u8; 1]| b == BOOL_TRUE_T)?)
+                    let bytes = vector(r, |[b]: [u8; 1]| b)?;
+                    if let Some(b) = bytes
+                        .iter()
+                        .find(|&&b| b != BOOL_TRUE_T && b != BOOL_FALSE_T)
+                    {
+                        return Err(Fail::Bad(format!(
+                            "[bool] element byte 0x{b:02x} is neither 0x0b nor 0x0c"
+                        )));
+                    }
+                    Value::VecBool(bytes.into_iter().map(|b| b == BOOL_TRUE_T).collect())
                 }
                 _ => {
                     return Err(Fail::Bad(format!(
