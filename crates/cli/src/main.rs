@@ -5,6 +5,7 @@
 
 mod decode;
 mod docs;
+mod server;
 
 use std::process::ExitCode;
 
@@ -23,6 +24,9 @@ enum Command {
     /// Decode an OMSP stream (capture, file: output) to JSON lines, or convert it between text and binary.
     #[command(long_about = decode::LONG_ABOUT)]
     Decode(decode::DecodeArgs),
+    /// Collect OMSP streams over TCP into SQLite (an oml2-server replacement).
+    #[command(long_about = server::LONG_ABOUT)]
+    Server(server::ServerArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Decode(args) => decode::run(&args),
+        Command::Server(args) => server::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

@@ -1,0 +1,238 @@
+//! `streamgauge server`: the collection server (an oml2-server replacement).
+
+mod file;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ::server::{Server, ServerConfig, DEFAULT_PORT};
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+
+use file::FileConfig;
+
+pub const LONG_ABOUT: &str = "\
+Collect measurement streams from OML clients (liboml2, oml4py, streamgauge)
+over TCP and store them, one SQLite database <data-dir>/<domain>.sq3 per
+experiment domain, in the layout of the reference oml2-server.
+
+Accepts OMSP v1 to v5, text and binary, from any number of concurrent
+clients. Bad lines and packets are logged (client address and byte offset)
+and skipped; a connection is closed only when the protocol cannot go on.
+Rows become visible to readers within a second. SIGTERM or SIGINT stop the
+server cleanly: connections are drained, everything accepted is committed,
+databases are closed and the event hook gets EXIT.
+
+Settings come from, in order of precedence: the command line, the
+environment (OML_SQLITE_DIR for --data-dir), the --config file (key = value
+lines, keys named like the long options), the defaults.";
+
+/// Storage back ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// Embedded SQLite, one file per domain.
+    Sqlite,
+    /// PostgreSQL, one database per domain.
+    Postgresql,
+}
+
+/// Arguments of `streamgauge server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// TCP port to listen on (0 picks a free one; the log says which) [default: 3003].
+    #[arg(short = 'l', long, value_name = "PORT")]
+    pub listen: Option<u16>,
+    /// Address to listen on, IPv4 or IPv6; repeat for several [default: :: and 0.0.0.0].
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Vec<IpAddr>,
+    /// Directory of the <domain>.sq3 files [default: current directory].
+    #[arg(short = 'D', long, value_name = "DIR", env = "OML_SQLITE_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Storage back end [default: sqlite].
+    #[arg(short = 'b', long, value_name = "NAME")]
+    pub backend: Option<Backend>,
+    /// PostgreSQL host [default: localhost].
+    #[arg(long, value_name = "HOST")]
+    pub pg_host: Option<String>,
+    /// PostgreSQL port [default: 5432].
+    #[arg(long, value_name = "PORT")]
+    pub pg_port: Option<u16>,
+    /// PostgreSQL user [default: oml].
+    #[arg(long, value_name = "USER")]
+    pub pg_user: Option<String>,
+    /// PostgreSQL password.
+    #[arg(long, value_name = "PASS")]
+    pub pg_pass: Option<String>,
+    /// Extra libpq connection parameters.
+    #[arg(long, value_name = "CONNINFO")]
+    pub pg_connect: Option<String>,
+    /// Program told about database events (must print 'OML HOOK READY').
+    #[arg(short = 'H', long, value_name = "PROGRAM")]
+    pub event_hook: Option<PathBuf>,
+    /// Drop clients silent for this many seconds; 0 never [default: 60].
+    #[arg(short = 't', long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Log to this file instead of standard error ('-' = standard error).
+    #[arg(long, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
+    /// Log level: -2 error, -1 warning, 0 info, 1 or more debug [default: 0].
+    #[arg(short = 'd', long, value_name = "LEVEL", allow_negative_numbers = true)]
+    pub debug_level: Option<i32>,
+    /// Configuration file (key = value lines; see the description).
+    #[arg(short = 'c', long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Everything resolved: what the server and the logger need.
+struct Resolved {
+    server: ServerConfig,
+    logfile: Option<PathBuf>,
+    level: tracing::Level,
+}
+
+fn parse<T: std::str::FromStr>(key: &str, v: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    v.parse().map_err(|e| anyhow::anyhow!("{key} = {v:?}: {e}"))
+}
+
+impl ServerArgs {
+    /// Merges command line (and environment) over file over defaults, and
+    /// validates; no I/O besides reading the configuration file.
+    fn resolve(&self) -> Result<Resolved> {
+        let file = match &self.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                FileConfig::parse(&text, &p.display().to_string())?
+            }
+            None => FileConfig::default(),
+        };
+        let backend = match (self.backend, file.get("backend")) {
+            (Some(b), _) => b,
+            (None, Some(v)) => {
+                Backend::from_str(v, true).map_err(|e| anyhow::anyhow!("backend = {v:?}: {e}"))?
+            }
+            (None, None) => Backend::Sqlite,
+        };
+        if backend == Backend::Postgresql {
+            bail!("the postgresql backend is not built yet; use --backend sqlite");
+        }
+        let port = match (self.listen, file.get("listen")) {
+            (Some(p), _) => p,
+            (None, Some(v)) => parse("listen", v)?,
+            (None, None) => DEFAULT_PORT,
+        };
+        let binds: Vec<IpAddr> = if !self.bind.is_empty() {
+            self.bind.clone()
+        } else {
+            file.all("bind")
+                .iter()
+                .map(|v| parse("bind", v))
+                .collect::<Result<_>>()?
+        };
+        let data_dir = match (&self.data_dir, file.get("data-dir")) {
+            (Some(d), _) => d.clone(),
+            (None, Some(v)) => PathBuf::from(v),
+            (None, None) => PathBuf::from("."),
+        };
+        let mut server = ServerConfig::new(data_dir);
+        server.listen = if binds.is_empty() {
+            ::server::config::default_listen(port)
+        } else {
+            binds.iter().map(|&ip| SocketAddr::new(ip, port)).collect()
+        };
+        let timeout = match (self.timeout, file.get("timeout")) {
+            (Some(t), _) => t,
+            (None, Some(v)) => parse("timeout", v)?,
+            (None, None) => 60,
+        };
+        server.idle_timeout = (timeout > 0).then(|| Duration::from_secs(timeout));
+        server.event_hook = self
+            .event_hook
+            .clone()
+            .or_else(|| file.get("event-hook").map(PathBuf::from));
+        let logfile = self
+            .logfile
+            .clone()
+            .or_else(|| file.get("logfile").map(PathBuf::from))
+            .filter(|p| p.as_os_str() != "-");
+        let level = match (self.debug_level, file.get("debug-level")) {
+            (Some(d), _) => d,
+            (None, Some(v)) => parse("debug-level", v)?,
+            (None, None) => 0,
+        };
+        let level = match level {
+            i32::MIN..=-2 => tracing::Level::ERROR,
+            -1 => tracing::Level::WARN,
+            0 => tracing::Level::INFO,
+            _ => tracing::Level::DEBUG,
+        };
+        Ok(Resolved {
+            server,
+            logfile,
+            level,
+        })
+    }
+}
+
+fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> Result<()> {
+    let builder = tracing_subscriber::fmt().with_max_level(level);
+    match logfile {
+        Some(path) => {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening log file {}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(f))
+                .init();
+        }
+        None => {
+            use std::io::IsTerminal;
+            builder
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_writer(std::io::stderr)
+                .init();
+        }
+    }
+    Ok(())
+}
+
+/// Runs the server until SIGTERM or SIGINT.
+pub fn run(args: &ServerArgs) -> Result<bool> {
+    let resolved = args.resolve()?;
+    init_logging(resolved.logfile.as_ref(), resolved.level)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::start(resolved.server).await?;
+        wait_for_signal().await?;
+        tracing::info!("shutting down");
+        server.shutdown().await;
+        Ok(true)
+    })
+}
+
+async fn wait_for_signal() -> Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+        tokio::select! {
+            _ = term.recv() => {}
+            r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    Ok(())
+}

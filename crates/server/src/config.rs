@@ -1,0 +1,65 @@
+//! Server settings, validated before anything is bound or opened.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use store::{CommitPolicy, SqliteOptions};
+
+/// Default OMSP collection port (the reference's).
+pub const DEFAULT_PORT: u16 = 3003;
+
+/// Everything a [`crate::Server`] needs to run.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Addresses to listen on, in bind order. Port 0 picks a free port once
+    /// and reuses it for the later addresses.
+    pub listen: Vec<SocketAddr>,
+    /// Directory of the `<domain>.sq3` files.
+    pub data_dir: PathBuf,
+    /// Drop a client that sends nothing for this long (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Event hook program (`-H`), started once at server start.
+    pub event_hook: Option<PathBuf>,
+    /// SQLite connection settings.
+    pub sqlite: SqliteOptions,
+    /// When writers commit.
+    pub commit: CommitPolicy,
+    /// Batches queued per database before connections stop reading
+    /// (which turns into TCP backpressure on the clients).
+    pub queue_batches: usize,
+    /// Most rows a connection hands over in one batch.
+    pub batch_rows: usize,
+    /// Bytes read from a socket at a time.
+    pub read_chunk: usize,
+    /// Decoder bounds (longest line, largest packet…).
+    pub limits: omsp::Limits,
+}
+
+impl ServerConfig {
+    /// Defaults for a data directory: port 3003 on `[::]` and `0.0.0.0`,
+    /// idle timeout 60 s, no hook.
+    pub fn new(data_dir: impl Into<PathBuf>) -> ServerConfig {
+        ServerConfig {
+            listen: default_listen(DEFAULT_PORT),
+            data_dir: data_dir.into(),
+            idle_timeout: Some(Duration::from_secs(60)),
+            event_hook: None,
+            sqlite: SqliteOptions::default(),
+            commit: CommitPolicy::default(),
+            queue_batches: 16,
+            batch_rows: 1024,
+            read_chunk: 64 * 1024,
+            limits: omsp::Limits::default(),
+        }
+    }
+}
+
+/// The reference binds every passive address: `[::]` (dual-stack where the
+/// system allows) and `0.0.0.0`.
+pub fn default_listen(port: u16) -> Vec<SocketAddr> {
+    vec![
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port),
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
+    ]
+}

@@ -1,0 +1,362 @@
+//! One client connection: socket → decoder → rows → the database writer.
+//!
+//! Memory per connection is bounded: one read chunk, the decoder's buffer
+//! (at most one unfinished line or packet, capped by [`omsp::Limits`]) and
+//! one batch of rows. While the writer's queue is full the connection does
+//! not read, so the kernel's socket buffers fill and TCP slows the client.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use omsp::names::is_valid_domain;
+use omsp::{Decoder, Event, Header, Sample, Schema};
+use store::metadata::{classify, MetadataTuple};
+use store::{Row, TableId};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+use crate::registry::{DbClient, Registry};
+use crate::shutdown::Shutdown;
+use crate::writer::{Attached, Command};
+
+/// How long a connection keeps reading, after shutdown was requested, for
+/// data its client had already sent.
+const DRAIN_WINDOW: Duration = Duration::from_millis(250);
+
+/// Longest a connection drains after shutdown was requested, however busy
+/// its client is.
+const MAX_DRAIN: Duration = Duration::from_secs(2);
+
+/// What every connection shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// Open databases.
+    pub registry: Arc<Registry>,
+    /// Drop clients silent for this long.
+    pub idle_timeout: Option<Duration>,
+    /// Decoder bounds.
+    pub limits: omsp::Limits,
+    /// Bytes per socket read.
+    pub read_chunk: usize,
+    /// Rows per batch handed to the writer.
+    pub batch_rows: usize,
+}
+
+/// Why a connection ended (for the log).
+#[derive(Debug)]
+enum End {
+    /// The client closed the connection.
+    Closed,
+    /// The client sent nothing for the idle timeout.
+    Idle,
+    /// The server is shutting down.
+    Shutdown,
+    /// A protocol or storage error that the session cannot survive.
+    Error(String),
+}
+
+/// The session a header opened.
+#[derive(Debug)]
+struct Session {
+    /// Membership of the database (its writer queue).
+    db: DbClient,
+    /// `oml_sender_id`.
+    sender_id: i64,
+    /// Seconds added to client timestamps: client start − database start.
+    offset: f64,
+    /// Database start time, for `oml_ts_server`.
+    db_start: f64,
+    /// Stream index → table.
+    tables: HashMap<u32, TableId>,
+}
+
+/// State of one connection.
+struct Connection {
+    /// Client address (for the log).
+    peer: SocketAddr,
+    /// Shared server state.
+    shared: Arc<Shared>,
+    /// Protocol state.
+    decoder: Decoder,
+    /// Set by the header.
+    session: Option<Session>,
+    /// Rows not yet handed to the writer.
+    batch: Vec<Row>,
+    /// Arrival time (Unix seconds) of the chunk being decoded.
+    now: f64,
+    /// Rows handed to the writer so far.
+    rows: u64,
+}
+
+/// Serves one client until it leaves, errs, idles out or shutdown drains it.
+pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutdown: Shutdown) {
+    tracing::info!(client = %peer, "client connected");
+    let mut conn = Connection {
+        peer,
+        decoder: Decoder::with_limits(shared.limits),
+        shared,
+        session: None,
+        batch: Vec::new(),
+        now: 0.0,
+        rows: 0,
+    };
+    let end = conn.run(stream, shutdown).await;
+    let client = peer;
+    let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
+    match end {
+        End::Error(reason) => {
+            tracing::warn!(%client, domain, rows = conn.rows, %reason, "client disconnected on error");
+        }
+        End::Idle => {
+            tracing::warn!(%client, domain, rows = conn.rows, "client dropped due to idleness");
+        }
+        end => tracing::info!(%client, domain, rows = conn.rows, ?end, "client disconnected"),
+    }
+}
+
+impl Connection {
+    async fn run(&mut self, mut stream: TcpStream, mut shutdown: Shutdown) -> End {
+        let mut buf = vec![0u8; self.shared.read_chunk.max(512)];
+        let mut drain_until = shutdown.is_requested().then(|| Instant::now() + MAX_DRAIN);
+        loop {
+            let draining = drain_until.is_some();
+            if drain_until.is_some_and(|until| Instant::now() >= until) {
+                self.finish().await;
+                return End::Shutdown;
+            }
+            let limit = match drain_until {
+                Some(until) => {
+                    Some(DRAIN_WINDOW.min(until.saturating_duration_since(Instant::now())))
+                }
+                None => self.shared.idle_timeout,
+            };
+            let read = tokio::select! {
+                r = read_for(&mut stream, &mut buf, limit) => r,
+                () = shutdown.requested(), if !draining => {
+                    drain_until = Some(Instant::now() + MAX_DRAIN);
+                    continue;
+                }
+            };
+            let n = match read {
+                Ok(Some(n)) => n,
+                Ok(None) if draining => 0,
+                Ok(None) => {
+                    self.finish().await;
+                    return End::Idle;
+                }
+                Err(e) => {
+                    self.finish().await;
+                    return End::Error(format!("read: {e}"));
+                }
+            };
+            self.now = unix_now();
+            if n == 0 {
+                self.decoder.finish();
+            } else {
+                self.decoder.feed(&buf[..n]);
+            }
+            // Rows decoded before an error are still handed over.
+            let processed = self.process().await;
+            if let Err(reason) = processed.and(self.flush().await) {
+                return End::Error(reason);
+            }
+            if n == 0 {
+                return if draining { End::Shutdown } else { End::Closed };
+            }
+        }
+    }
+
+    /// Decodes what remains buffered (a last line without LF) before closing.
+    async fn finish(&mut self) {
+        self.decoder.finish();
+        let _ = self.process().await;
+        let _ = self.flush().await;
+    }
+
+    /// Handles every event the buffered input yields.
+    async fn process(&mut self) -> Result<(), String> {
+        while let Some(event) = self.decoder.next_event() {
+            match event {
+                Err(e) if e.is_fatal() => {
+                    tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
+                        "fatal input error");
+                    return Err(e.to_string());
+                }
+                Err(e) => {
+                    tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
+                        "input rejected");
+                }
+                Ok(Event::Header(h)) => self.start_session(h).await?,
+                Ok(Event::Schema(s)) => {
+                    let id = self.register(&s).await?;
+                    if let Some(session) = &mut self.session {
+                        session.tables.insert(s.index, id);
+                    }
+                }
+                Ok(Event::Sample(s)) => self.sample(s).await?,
+            }
+            if self.batch.len() >= self.shared.batch_rows {
+                self.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn start_session(&mut self, h: Header) -> Result<(), String> {
+        let domain = h.domain.as_deref().ok_or("header has no domain")?;
+        if !is_valid_domain(domain) {
+            return Err(format!(
+                "invalid domain {domain:?} (want 1-63 bytes of [A-Za-z0-9_.-], not starting with '.')"
+            ));
+        }
+        let sender = h.sender_id.clone().unwrap_or_else(|| {
+            tracing::warn!(client = %self.peer, "header has no sender-id; using the client address");
+            self.peer.ip().to_string()
+        });
+        let start_time = h.start_time.unwrap_or(self.now as i64);
+        let db = self
+            .shared
+            .registry
+            .join(domain)
+            .map_err(|e| format!("cannot start database writer: {e}"))?;
+        let (reply, answer) = oneshot::channel();
+        db.send(Command::Attach {
+            start_time,
+            sender: sender.clone(),
+            reply,
+        })
+        .await
+        .map_err(|()| "database writer is gone")?;
+        let Attached {
+            sender_id,
+            db_start,
+        } = answer
+            .await
+            .map_err(|_| "database writer is gone".to_owned())?
+            .map_err(|e| format!("database {domain}: {e}"))?;
+        tracing::info!(client = %self.peer, domain, sender, sender_id,
+            app = h.app_name.as_deref(), protocol = h.protocol, content = h.content.name(),
+            "client ready");
+        self.session = Some(Session {
+            db,
+            sender_id,
+            offset: (start_time - db_start) as f64,
+            db_start: db_start as f64,
+            tables: HashMap::new(),
+        });
+        for schema in &h.schemas {
+            let id = self.register(schema).await?;
+            if let Some(session) = &mut self.session {
+                session.tables.insert(schema.index, id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds or creates the table of `schema` (after handing over pending
+    /// rows, so they stay in order).
+    async fn register(&mut self, schema: &Schema) -> Result<TableId, String> {
+        self.flush().await?;
+        let session = self.session.as_ref().ok_or("schema before header")?;
+        let (reply, answer) = oneshot::channel();
+        session
+            .db
+            .send(Command::Register {
+                schema: schema.clone(),
+                reply,
+            })
+            .await
+            .map_err(|()| "database writer is gone")?;
+        answer
+            .await
+            .map_err(|_| "database writer is gone".to_owned())?
+            .map_err(|e| format!("schema {schema}: {e}"))
+    }
+
+    async fn sample(&mut self, s: Sample) -> Result<(), String> {
+        if s.stream == 0 {
+            if let Some(schema0) = self.decoder.schema(0) {
+                match classify(schema0, &s.values) {
+                    MetadataTuple::Store => {}
+                    MetadataTuple::SchemaDeclaration => return Ok(()),
+                    MetadataTuple::HeaderOnlyKey(key) => {
+                        tracing::warn!(client = %self.peer, key,
+                            "metadata key is only valid in the header; ignoring it");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let known = self
+            .session
+            .as_ref()
+            .and_then(|session| session.tables.get(&s.stream).copied());
+        let table = match known {
+            Some(t) => t,
+            None => {
+                let schema = self
+                    .decoder
+                    .schema(s.stream)
+                    .cloned()
+                    .ok_or_else(|| format!("stream {} has no schema", s.stream))?;
+                let id = self.register(&schema).await?;
+                if let Some(session) = &mut self.session {
+                    session.tables.insert(s.stream, id);
+                }
+                id
+            }
+        };
+        let session = self.session.as_ref().ok_or("tuple before header")?;
+        self.batch.push(Row {
+            table,
+            sender: session.sender_id,
+            seq: s.seq,
+            ts_client: s.ts + session.offset,
+            ts_server: self.now - session.db_start,
+            values: s.values,
+        });
+        Ok(())
+    }
+
+    /// Hands the pending rows to the writer (waiting while its queue is full).
+    async fn flush(&mut self) -> Result<(), String> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let session = self.session.as_ref().ok_or("rows before header")?;
+        let rows = std::mem::take(&mut self.batch);
+        let n = rows.len() as u64;
+        session
+            .db
+            .send(Command::Rows(rows))
+            .await
+            .map_err(|()| "database writer is gone".to_owned())?;
+        self.rows += n;
+        Ok(())
+    }
+}
+
+/// One read, bounded by `limit`: `Ok(None)` if nothing came in time.
+async fn read_for(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    limit: Option<Duration>,
+) -> std::io::Result<Option<usize>> {
+    match limit {
+        Some(d) => match tokio::time::timeout(d, stream.read(buf)).await {
+            Ok(r) => r.map(Some),
+            Err(_) => Ok(None),
+        },
+        None => stream.read(buf).await.map(Some),
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}

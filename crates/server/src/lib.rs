@@ -1,0 +1,42 @@
+//! # server — the collection point
+//!
+//! An oml2-server replacement: accepts OMSP v1–v5 streams (text and binary)
+//! from many concurrent clients over TCP and stores them with the
+//! [`store`] crate, in the reference's database layout.
+//!
+//! - one tokio task per connection decodes with [`omsp::Decoder`], rejects
+//!   bad lines and packets with a logged reason (client address and stream
+//!   offset) and closes the connection only on fatal errors;
+//! - one writer thread per open database, fed by a bounded
+//!   queue: a full queue stops the connections' reads, so clients feel TCP
+//!   backpressure instead of the server buffering without bound;
+//! - writers commit whenever they run out of work and at least every
+//!   100 ms under load, so rows are visible to readers (SQLite in WAL mode)
+//!   well within a second;
+//! - [`Server::shutdown`] drains connections, commits and closes every
+//!   database, and tells the event hook (`EXIT`).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use server::{Server, ServerConfig};
+//!
+//! let mut config = ServerConfig::new("/var/lib/streamgauge");
+//! config.listen = vec!["127.0.0.1:0".parse()?];
+//! let server = Server::start(config).await?;
+//! println!("listening on {:?}", server.local_addrs());
+//! tokio::signal::ctrl_c().await?;
+//! server.shutdown().await; // every accepted row is committed here
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod config;
+mod connection;
+pub mod hook;
+mod registry;
+mod server;
+mod shutdown;
+mod writer;
+
+pub use config::{ServerConfig, DEFAULT_PORT};
+pub use server::{Server, ServerError};

@@ -1,0 +1,47 @@
+//! Storage errors.
+
+use std::path::PathBuf;
+
+/// Why a storage operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The domain cannot name a database: it could escape the data
+    /// directory or break a file name (see [`omsp::names::is_valid_domain`]).
+    #[error("invalid domain {0:?} (want 1-63 bytes of [A-Za-z0-9_.-], not starting with '.')")]
+    InvalidDomain(String),
+    /// The data directory does not exist or is not a directory.
+    #[error("data directory {path} is not usable: {reason}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A stream's name is taken by tables of other definitions up to `_9`.
+    #[error("stream {name:?}: table name and its _2.._9 variants all hold other schemas")]
+    SchemaConflict {
+        /// The stream name the client asked for.
+        name: String,
+    },
+    /// A row does not fit its table (wrong number of values).
+    #[error("table {table}: row has {found} values, the table has {expected} fields")]
+    RowShape {
+        /// Table name.
+        table: String,
+        /// Fields of the table.
+        expected: usize,
+        /// Values in the row.
+        found: usize,
+    },
+    /// The database holds something this layout cannot make sense of.
+    #[error("database {path}: {reason}")]
+    Layout {
+        /// Database file.
+        path: PathBuf,
+        /// What is inconsistent.
+        reason: String,
+    },
+    /// SQLite reported an error.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}

@@ -1,0 +1,296 @@
+//! The OML layout in SQLite: one `<domain>.sq3` file per experiment domain.
+
+mod catalog;
+mod commit;
+pub mod ddl;
+pub mod values;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use omsp::metadata::schema0;
+use omsp::names::is_valid_domain;
+use omsp::Schema;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+pub use catalog::TABLE_KEY_PREFIX;
+pub use commit::CommitPolicy;
+
+use crate::error::StoreError;
+use crate::row::{Row, TableId};
+use catalog::{insert_bookkeeping, Catalog};
+
+/// Bookkeeping key of the database's start time (Unix seconds, decimal).
+pub const START_TIME_KEY: &str = "start_time";
+
+/// Connection settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// How long a statement waits for another connection's lock (readers
+    /// never block the writer in WAL mode, but a second writer would).
+    pub busy_timeout: Duration,
+    /// Prepared statements kept per connection (one INSERT per table).
+    pub statement_cache: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> SqliteOptions {
+        SqliteOptions {
+            busy_timeout: Duration::from_secs(5),
+            statement_cache: 256,
+        }
+    }
+}
+
+/// An open `<domain>.sq3` database in the OML layout.
+///
+/// Writes go into a transaction that is opened on the first write and ended
+/// by [`commit`](SqliteStore::commit) (or [`commit_if_due`](SqliteStore::commit_if_due)).
+/// Dropping the store commits what is pending.
+#[derive(Debug)]
+pub struct SqliteStore {
+    /// The connection (the only writer of this file).
+    conn: Connection,
+    /// `<dir>/<domain>.sq3`.
+    path: PathBuf,
+    /// True if the file had no `start_time` when opened (a new experiment).
+    created: bool,
+    /// The experiment's start time, once known.
+    start_time: Option<i64>,
+    /// Stream tables.
+    catalog: Catalog,
+    /// `_senders`, cached: name → id.
+    senders: HashMap<String, i64>,
+    /// Id the next new sender gets (max + 1).
+    next_sender: i64,
+    /// Open transaction: when it began and how many rows it holds.
+    tx: Option<(Instant, usize)>,
+}
+
+impl SqliteStore {
+    /// Opens or creates `<dir>/<domain>.sq3`. The domain must satisfy
+    /// [`is_valid_domain`], so the file is always directly inside `dir`.
+    pub fn open(dir: &Path, domain: &str, opts: SqliteOptions) -> Result<SqliteStore, StoreError> {
+        if !is_valid_domain(domain) {
+            return Err(StoreError::InvalidDomain(domain.to_owned()));
+        }
+        if !dir.is_dir() {
+            return Err(StoreError::DataDir {
+                path: dir.to_owned(),
+                reason: "not a directory".into(),
+            });
+        }
+        let path = dir.join(format!("{domain}.sq3"));
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(opts.busy_timeout)?;
+        conn.set_prepared_statement_cache_capacity(opts.statement_cache);
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(db = %path.display(), mode, "could not switch to WAL journal mode");
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+        let mut store = SqliteStore {
+            catalog: Catalog::default(),
+            conn,
+            path,
+            created: false,
+            start_time: None,
+            senders: HashMap::new(),
+            next_sender: 1,
+            tx: None,
+        };
+        store.begin()?;
+        store.init_layout()?;
+        store.commit()?;
+        Ok(store)
+    }
+
+    fn init_layout(&mut self) -> Result<(), StoreError> {
+        self.catalog = Catalog::load(&self.conn, &self.path)?;
+        let has_senders: bool = self.conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_senders'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_senders {
+            self.conn.execute_batch(ddl::CREATE_SENDERS)?;
+        }
+        if self.catalog.find(omsp::metadata::SCHEMA0_NAME).is_none() {
+            self.catalog.register(&self.conn, &schema0())?;
+        }
+        self.start_time = self
+            .conn
+            .query_row(
+                "SELECT value FROM _experiment_metadata WHERE key = ?1 \
+                 AND oml_sender_id IS NULL ORDER BY oml_tuple_id LIMIT 1",
+                [START_TIME_KEY],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten()
+            .and_then(|v| v.trim().parse().ok());
+        self.created = self.start_time.is_none();
+        let mut stmt = self.conn.prepare("SELECT name, id FROM _senders")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (name, id) = row?;
+            self.next_sender = self.next_sender.max(id.saturating_add(1));
+            self.senders.insert(name, id);
+        }
+        Ok(())
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `file:<absolute path>` (the event hook's URI for this database).
+    pub fn uri(&self) -> String {
+        let abs = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        format!("file:{}", abs.display())
+    }
+
+    /// True if this open created the experiment (no `start_time` was stored).
+    pub fn is_new(&self) -> bool {
+        self.created
+    }
+
+    /// The experiment's start time (Unix seconds), if set.
+    pub fn start_time(&self) -> Option<i64> {
+        self.start_time
+    }
+
+    /// Sets the start time if the database has none yet (the first client's
+    /// `start-time` wins) and returns the one in force.
+    pub fn ensure_start_time(&mut self, client_start: i64) -> Result<i64, StoreError> {
+        if let Some(t) = self.start_time {
+            return Ok(t);
+        }
+        self.begin()?;
+        insert_bookkeeping(&self.conn, START_TIME_KEY, &client_start.to_string())?;
+        self.start_time = Some(client_start);
+        Ok(client_start)
+    }
+
+    /// The id of sender `name` in `_senders`, adding it (max + 1) if new.
+    pub fn sender_id(&mut self, name: &str) -> Result<i64, StoreError> {
+        if let Some(&id) = self.senders.get(name) {
+            return Ok(id);
+        }
+        self.begin()?;
+        let id = self.next_sender;
+        self.conn
+            .prepare_cached("INSERT INTO _senders (name, id) VALUES (?1, ?2)")?
+            .execute(rusqlite::params![name, id])?;
+        self.next_sender += 1;
+        self.senders.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// The table for `schema`: an existing one of the same definition, or a
+    /// new one (renamed `_2`..`_9` if the name holds another definition).
+    pub fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
+        self.begin()?;
+        Ok(self.catalog.register(&self.conn, schema)?.0)
+    }
+
+    /// The schema of a table as stored (its name may carry a `_N` suffix).
+    pub fn table_schema(&self, id: TableId) -> Option<&Schema> {
+        self.catalog.get(id).map(|t| &t.schema)
+    }
+
+    /// The table called `name`, if this database has it.
+    pub fn find_table(&self, name: &str) -> Option<TableId> {
+        self.catalog.find(name)
+    }
+
+    /// Inserts one row (inside the open transaction).
+    pub fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
+        self.begin()?;
+        let table = self
+            .catalog
+            .get(row.table)
+            .ok_or_else(|| StoreError::Layout {
+                path: self.path.clone(),
+                reason: format!("unknown table id {}", row.table.0),
+            })?;
+        if table.schema.fields.len() != row.values.len() {
+            return Err(StoreError::RowShape {
+                table: table.schema.name.clone(),
+                expected: table.schema.fields.len(),
+                found: row.values.len(),
+            });
+        }
+        let mut stmt = self.conn.prepare_cached(&table.insert_sql)?;
+        stmt.raw_bind_parameter(1, row.sender)?;
+        stmt.raw_bind_parameter(2, row.seq)?;
+        stmt.raw_bind_parameter(3, finite_or_null(row.ts_client))?;
+        stmt.raw_bind_parameter(4, finite_or_null(row.ts_server))?;
+        for (i, v) in row.values.iter().enumerate() {
+            stmt.raw_bind_parameter(5 + i, values::to_sql(v))?;
+        }
+        stmt.raw_execute()?;
+        if let Some((_, n)) = &mut self.tx {
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    fn begin(&mut self) -> Result<(), StoreError> {
+        if self.tx.is_none() {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.tx = Some((Instant::now(), 0));
+        }
+        Ok(())
+    }
+
+    /// Rows written in the open transaction (`None` if none is open).
+    pub fn pending_rows(&self) -> Option<usize> {
+        self.tx.map(|(_, n)| n)
+    }
+
+    /// Commits the open transaction, if any.
+    pub fn commit(&mut self) -> Result<(), StoreError> {
+        if self.tx.is_some() {
+            // On failure the transaction stays open, so a later commit retries it.
+            self.conn.execute_batch("COMMIT")?;
+            self.tx = None;
+        }
+        Ok(())
+    }
+
+    /// Commits if `policy` says so; returns whether it did.
+    pub fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
+        match self.tx {
+            Some((started, rows)) if policy.due(rows, started, idle) => {
+                self.commit()?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Commits and closes the database.
+    pub fn close(mut self) -> Result<(), StoreError> {
+        self.commit()
+    }
+}
+
+fn finite_or_null(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.commit() {
+            tracing::error!(db = %self.path.display(), error = %e, "final commit failed");
+        }
+    }
+}
