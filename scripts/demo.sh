@@ -3,13 +3,14 @@
 #
 #   bash scripts/demo.sh
 #
-# Today the main job is the OMSP codec through the CLI:
-#   1. decode the reference captures (binary and text) to JSON,
-#   2. convert the binary capture to OMSP text and decode that again from
-#      stdin, to show the round trip.
-# Each step is a function; later steps (collection server into SQLite, the
-# default embedded backend, then clients, proxy, ...) are added the same way
-# and listed in main().
+# The main job, end to end on the embedded default (SQLite):
+#   1. start `streamgauge server` on loopback with a fresh data directory,
+#   2. send it the streams that real OML clients (liboml2, captured byte for
+#      byte in spec/vectors) sent, binary and text, over TCP,
+#   3. show the tables and rows that arrived in <domain>.sq3,
+#   4. decode a capture to JSON and convert it binary -> text -> JSON, to
+#      show the codec on its own.
+# Each step is a function listed in main().
 #
 # Works from any directory. Non-interactive. DEMO_LINES sets how many lines
 # of each output are shown (default 15).
@@ -29,10 +30,11 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 BIN="$TARGET_DIR/release/streamgauge"
 VECTORS="$ROOT/spec/vectors"
 REF_BIN="$VECTORS/0001-ref-alltypes.bin"
-REF_TXT="$VECTORS/0002-ref-alltypes.txt"
+REF_TXT="$VECTORS/0001-ref-alltypes.txt"
+REF_ONEMP="$VECTORS/0002-ref-onemp.bin"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/streamgauge-demo.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+trap cleanup EXIT
 
 banner() {
     echo
@@ -111,20 +113,101 @@ step_round_trip() {
 
     echo
     if [ -f "$WORK/ref-bin.json" ]; then
-        if cmp -s "$WORK/ref-bin.json" "$WORK/roundtrip.json"; then
-            echo "round trip: JSON from the binary capture and from its text form are identical"
+        # Line 1 is the header, whose content line says binary vs text.
+        if cmp -s <(tail -n +2 "$WORK/ref-bin.json") <(tail -n +2 "$WORK/roundtrip.json"); then
+            echo "round trip: every tuple decoded from the binary capture and from its text form is identical"
         else
-            echo "round trip: JSON from the binary capture and from its text form differ:"
             diff -u "$WORK/ref-bin.json" "$WORK/roundtrip.json" | head -n "$DEMO_LINES" || true
+            die "round trip changed some tuples"
         fi
     fi
 }
 
+# A free TCP port on loopback.
+free_port() {
+    local port
+    for port in $(shuf -i 20000-40000 -n 50); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    die "no free TCP port found"
+}
+
+# send FILE to the server, as a client would (bash's /dev/tcp: no extra tool).
+send_stream() {
+    local file="$1" port="$2"
+    echo "\$ (a client sends ${file#"$ROOT"/} to 127.0.0.1:$port)"
+    cat "$file" >"/dev/tcp/127.0.0.1/$port" || die "could not send $file to the server"
+}
+
+step_server() {
+    need_file "$REF_BIN" "reference binary capture"
+    need_file "$REF_TXT" "reference text capture"
+    need_file "$REF_ONEMP" "reference one-MP capture"
+    local port data db
+    port="$(free_port)"
+    data="$WORK/data"
+    mkdir -p "$data"
+
+    banner "collection server on 127.0.0.1:$port, SQLite in $data"
+    echo "\$ streamgauge server --bind 127.0.0.1 -l $port -D $data"
+    "$BIN" server --bind 127.0.0.1 -l "$port" -D "$data" --logfile "$WORK/server.log" &
+    SERVER_PID=$!
+    local i
+    for i in $(seq 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        kill -0 "$SERVER_PID" 2>/dev/null || die "server exited early: $(cat "$WORK/server.log")"
+        sleep 0.1
+    done
+
+    send_stream "$REF_BIN" "$port"
+    send_stream "$REF_TXT" "$port"
+    send_stream "$REF_ONEMP" "$port"
+    sleep 1.5   # rows are committed within a second
+
+    db="$data/vecdomain.sq3"
+    [ -f "$db" ] || die "no database was created (server log: $WORK/server.log)"
+    banner "what arrived in ${db#"$WORK"/}"
+    echo "\$ sqlite3 vecdomain.sq3 'SELECT name FROM sqlite_master WHERE type=\"table\"'"
+    sqlite3 "$db" "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"
+    echo
+    echo "\$ sqlite3 -header -column vecdomain.sq3 'SELECT * FROM _senders'"
+    sqlite3 -header -column "$db" "SELECT * FROM _senders"
+    echo
+    echo "\$ sqlite3 -header -column vecdomain.sq3 'SELECT oml_sender_id, oml_seq, i32, u32, u64, dbl, str, gid, bol FROM vec_scalars'"
+    sqlite3 -header -column "$db" \
+        "SELECT oml_sender_id, oml_seq, i32, u32, CASE typeof(u64) WHEN 'blob' THEN '0x' || hex(u64) ELSE u64 END AS u64, dbl, replace(replace(str, char(9), '\\t'), char(10), '\\n') AS str, gid, bol FROM vec_scalars"
+    echo "(uint64 values above 2^63-1 are kept exactly as 8-byte big-endian blobs; see docs/storage.md)"
+    echo
+    echo "\$ sqlite3 -header -column vecdomain.sq3 'SELECT oml_seq, vd, vu64, vb FROM vec_all'"
+    sqlite3 -header -column "$db" "SELECT oml_seq, vd, vu64, vb FROM vec_all"
+    echo
+    local rows
+    rows="$(sqlite3 "$db" "SELECT (SELECT count(*) FROM vec_scalars) + (SELECT count(*) FROM vec_all)")"
+    [ "$rows" -eq 8 ] || die "expected 8 rows in vec_scalars + vec_all, found $rows"
+    echo "all $rows user tuples arrived"
+
+    banner "stop the server (SIGTERM: drain, commit, close)"
+    kill -TERM "$SERVER_PID"
+    wait "$SERVER_PID" || die "server did not exit cleanly (log: $WORK/server.log)"
+    SERVER_PID=""
+    tail -n 5 "$WORK/server.log"
+}
+
 # ---------------------------------------------------------------------------
+
+SERVER_PID=""
+cleanup() {
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
+    rm -rf "$WORK"
+}
 
 main() {
     step_setup
     step_build
+    step_server
     step_decode_references
     step_round_trip
     banner "demo finished"
