@@ -124,9 +124,35 @@ setup_rust() {
     log "cargo-fuzz ok ($(cargo fuzz --version))"
 }
 
+# Python test dependencies: oml4py (a real third-party OMSP client, used by
+# crates/cli/tests/oml4py.rs) and pytest, into the machine's python3 (pyenv
+# here; no virtualenv needed).
+PY_PACKAGES=(oml4py==2.10.4 pytest)
+
+setup_python() {
+    STEP="python test packages"
+    local py="${PYTHON:-python3}"
+    command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py tests)"
+    if "$py" -c 'import oml4py, pytest, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
+        >/dev/null 2>&1; then
+        log "python packages ok ($("$py" --version 2>&1))"
+        return 0
+    fi
+    log "installing python packages: ${PY_PACKAGES[*]}"
+    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        "$py" -m pip install --no-input -q "${PY_PACKAGES[@]}" </dev/null \
+        || die "pip install ${PY_PACKAGES[*]} failed"
+    # pyenv keeps shims per installed command; refresh them if it is there.
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
+    "$py" -c 'import oml4py, pytest' >/dev/null 2>&1 \
+        || die "oml4py or pytest still not importable by $py"
+    log "python packages ok (installed)"
+}
+
 main() {
     setup_apt
     setup_rust
+    setup_python
     STEP="done"
     log "all done"
 }

@@ -66,19 +66,31 @@ pub fn page(cmd: &clap::Command, parent: &str) -> String {
     md
 }
 
-/// All visible subcommand pages, as (file name, content).
+/// All visible subcommand pages (nested ones too, e.g.
+/// `streamgauge-bench-server.md`), as (file name, content).
 pub fn pages() -> Vec<(String, String)> {
     let mut cli = Cli::command();
     cli.build();
-    cli.get_subcommands()
+    let mut out = Vec::new();
+    for c in visible(&cli) {
+        out.push((
+            format!("streamgauge-{}.md", c.get_name()),
+            page(c, "streamgauge"),
+        ));
+        let parent = format!("streamgauge {}", c.get_name());
+        for sub in visible(c) {
+            out.push((
+                format!("streamgauge-{}-{}.md", c.get_name(), sub.get_name()),
+                page(sub, &parent),
+            ));
+        }
+    }
+    out
+}
+
+fn visible(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command> {
+    cmd.get_subcommands()
         .filter(|c| !c.is_hide_set() && c.get_name() != "help")
-        .map(|c| {
-            (
-                format!("streamgauge-{}.md", c.get_name()),
-                page(c, "streamgauge"),
-            )
-        })
-        .collect()
 }
 
 /// Writes every page into `dir`.

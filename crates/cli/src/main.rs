@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 the input had errors (what could be processed
 //! was); 2 usage or I/O error (nothing useful was done).
 
+mod bench;
 mod decode;
 mod docs;
 mod server;
@@ -27,6 +28,8 @@ enum Command {
     /// Collect OMSP streams over TCP into SQLite (an oml2-server replacement).
     #[command(long_about = server::LONG_ABOUT)]
     Server(server::ServerArgs),
+    /// Benchmark a component against the physical limit, measured in the same run.
+    Bench(bench::BenchArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Decode(args) => decode::run(&args),
         Command::Server(args) => server::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

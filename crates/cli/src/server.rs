@@ -1,21 +1,26 @@
 //! `streamgauge server`: the collection server (an oml2-server replacement).
 
 mod file;
+mod security;
+mod signals;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use ::server::{Server, ServerConfig, DEFAULT_PORT};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use file::FileConfig;
+use security::SecurityArgs;
 
 pub const LONG_ABOUT: &str = "\
 Collect measurement streams from OML clients (liboml2, oml4py, streamgauge)
 over TCP and store them, one SQLite database <data-dir>/<domain>.sq3 per
-experiment domain, in the layout of the reference oml2-server.
+experiment domain (or, with --backend postgresql, one PostgreSQL database
+named after the domain, created when first needed: the --pg-user role needs
+CREATEDB), in the layout of the reference oml2-server.
 
 Accepts OMSP v1 to v5, text and binary, from any number of concurrent
 clients. Bad lines and packets are logged (client address and byte offset)
@@ -82,6 +87,15 @@ pub struct ServerArgs {
     /// Configuration file (key = value lines; see the description).
     #[arg(short = 'c', long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Serve the server's own counters as Prometheus text on http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Store the server's own state (tables server_clients, server_stats) in this domain, every second.
+    #[arg(long, value_name = "NAME")]
+    pub self_domain: Option<String>,
+    /// Token authentication and TLS (boxed: keeps the subcommand enum small).
+    #[command(flatten)]
+    pub security: Box<SecurityArgs>,
 }
 
 /// Everything resolved: what the server and the logger need.
@@ -117,9 +131,6 @@ impl ServerArgs {
             }
             (None, None) => Backend::Sqlite,
         };
-        if backend == Backend::Postgresql {
-            bail!("the postgresql backend is not built yet; use --backend sqlite");
-        }
         let port = match (self.listen, file.get("listen")) {
             (Some(p), _) => p,
             (None, Some(v)) => parse("listen", v)?,
@@ -139,6 +150,9 @@ impl ServerArgs {
             (None, None) => PathBuf::from("."),
         };
         let mut server = ServerConfig::new(data_dir);
+        if backend == Backend::Postgresql {
+            server.backend = ::server::Backend::Postgres(self.pg_options(&file)?);
+        }
         server.listen = if binds.is_empty() {
             ::server::config::default_listen(port)
         } else {
@@ -154,6 +168,23 @@ impl ServerArgs {
             .event_hook
             .clone()
             .or_else(|| file.get("event-hook").map(PathBuf::from));
+        server.metrics_listen = match (self.metrics, file.get("metrics")) {
+            (Some(a), _) => Some(a),
+            (None, Some(v)) => Some(parse("metrics", v)?),
+            (None, None) => None,
+        };
+        (server.auth, server.tls) = self.security.resolve(&file)?;
+        server.self_domain = self
+            .self_domain
+            .clone()
+            .or_else(|| file.get("self-domain").map(str::to_owned));
+        if let Some(d) = &server.self_domain {
+            if !omsp::names::is_valid_domain(d) {
+                anyhow::bail!(
+                    "self-domain {d:?}: want 1-63 bytes of [A-Za-z0-9_.-], not starting with '.'"
+                );
+            }
+        }
         let logfile = self
             .logfile
             .clone()
@@ -174,6 +205,32 @@ impl ServerArgs {
             server,
             logfile,
             level,
+        })
+    }
+}
+
+impl ServerArgs {
+    /// `--pg-*` over the file's `pg-*` keys over the reference's defaults
+    /// (`oml@localhost:5432`, no password, no extra conninfo).
+    fn pg_options(&self, file: &FileConfig) -> Result<::server::PgOptions> {
+        let defaults = ::server::PgOptions::default();
+        let text = |flag: &Option<String>, key: &str, default: String| {
+            flag.clone()
+                .or_else(|| file.get(key).map(str::to_owned))
+                .unwrap_or(default)
+        };
+        let port = match (self.pg_port, file.get("pg-port")) {
+            (Some(p), _) => p,
+            (None, Some(v)) => parse("pg-port", v)?,
+            (None, None) => defaults.port,
+        };
+        Ok(::server::PgOptions {
+            host: text(&self.pg_host, "pg-host", defaults.host.clone()),
+            port,
+            user: text(&self.pg_user, "pg-user", defaults.user.clone()),
+            password: text(&self.pg_pass, "pg-pass", String::new()),
+            conninfo: text(&self.pg_connect, "pg-connect", String::new()),
+            ..defaults
         })
     }
 }
@@ -212,27 +269,11 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
+        let mut signals = signals::Signals::install(resolved.server.auth.is_some())?;
         let server = Server::start(resolved.server).await?;
-        wait_for_signal().await?;
+        signals.wait(&server).await?;
         tracing::info!("shutting down");
         server.shutdown().await;
         Ok(true)
     })
-}
-
-async fn wait_for_signal() -> Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
-        tokio::select! {
-            _ = term.recv() => {}
-            r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    Ok(())
 }

@@ -73,13 +73,3 @@ fn sigterm_commits_rows_of_connected_clients() {
     assert_eq!(count("_experiment_metadata"), 12);
     drop(client);
 }
-
-#[test]
-fn postgresql_is_refused_clearly_for_now() {
-    let out = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
-        .args(["server", "-b", "postgresql", "-l", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("postgresql backend is not built yet"));
-}

@@ -94,6 +94,10 @@ pub struct Decoder {
     skipping_line: bool,
     /// Garbage run not yet reported: (stream offset, length).
     garbage: Option<(u64, u64)>,
+    /// Stream offset up to which the bytes from the read position on are
+    /// known to hold no LF, so that a line arriving in many small chunks is
+    /// scanned once rather than once per chunk.
+    no_lf_until: u64,
 }
 
 impl Default for Decoder {
@@ -122,11 +126,17 @@ impl Decoder {
             eof: false,
             skipping_line: false,
             garbage: None,
+            no_lf_until: 0,
         }
     }
 
-    /// Appends input bytes.
+    /// Appends input bytes. Once decoding is over (after a fatal error, or
+    /// once `finish` has been drained) further input is ignored, so a caller
+    /// that keeps feeding does not make the buffer grow without bound.
     pub fn feed(&mut self, data: &[u8]) {
+        if let Phase::Done = self.phase {
+            return;
+        }
         if self.pos > 0 && (self.pos >= self.buf.len() / 2 || self.pos >= 1 << 16) {
             self.buf.drain(..self.pos);
             self.base += self.pos as u64;
@@ -189,11 +199,31 @@ impl Decoder {
         self.err(offset, kind)
     }
 
+    /// Position (from the read position) of the next LF, resuming the
+    /// search where the previous unsuccessful one stopped.
+    fn find_lf(&mut self) -> Option<usize> {
+        let avail = &self.buf[self.pos..];
+        // Bytes are never changed once fed, and the read position only moves
+        // past an LF or to the end of the buffer, so the skipped bytes still
+        // hold no LF.
+        let skip = usize::try_from(self.no_lf_until.saturating_sub(self.offset()))
+            .unwrap_or(usize::MAX)
+            .min(avail.len());
+        match memchr::memchr(b'\n', &avail[skip..]) {
+            Some(i) => Some(skip + i),
+            None => {
+                self.no_lf_until = self.offset() + avail.len() as u64;
+                None
+            }
+        }
+    }
+
     fn header_step(&mut self) -> Option<Result<Event, DecodeError>> {
         loop {
             let off = self.offset();
+            let lf = self.find_lf();
             let avail = &self.buf[self.pos..];
-            let Some(i) = memchr::memchr(b'\n', avail) else {
+            let Some(i) = lf else {
                 let n = avail.len();
                 if n > self.limits.max_line {
                     return self.fatal(
@@ -261,9 +291,23 @@ impl Decoder {
     fn text_step(&mut self) -> Option<Result<Event, DecodeError>> {
         loop {
             let off = self.offset();
+            let lf = self.find_lf();
             let avail = &self.buf[self.pos..];
-            let (end, next) = match memchr::memchr(b'\n', avail) {
+            let (end, next) = match lf {
                 Some(i) => (i, i + 1),
+                None if self.eof && avail.len() > self.limits.max_line && !self.skipping_line => {
+                    // Over the limit: reported as such, as it is when the
+                    // input arrives in chunks and the limit is passed before
+                    // the end is known (the result must not depend on chunking).
+                    self.pos = self.buf.len();
+                    self.phase = Phase::Done;
+                    return self.err(
+                        off,
+                        ErrorKind::LineTooLong {
+                            max: self.limits.max_line,
+                        },
+                    );
+                }
                 None if self.eof && !avail.is_empty() && !self.skipping_line => {
                     // A last line without LF was cut short: its last value may
                     // be incomplete, so it is reported, never guessed at.
@@ -324,7 +368,14 @@ impl Decoder {
         loop {
             let off = self.offset();
             let avail = &self.buf[self.pos..];
-            if !avail.starts_with(&SYNC) {
+            if avail.starts_with(&SYNC) {
+                // A garbage run held back while waiting for more input (its
+                // last byte was a lone 0xAA, or the input ended inside it)
+                // ends here: report it before the frame that follows it.
+                if let Some((at, bytes)) = self.garbage.take() {
+                    return self.err(at, ErrorKind::Garbage { bytes });
+                }
+            } else {
                 let found = memchr::memmem::find(avail, &SYNC);
                 // Keep a last 0xAA: it may be the first half of a sync.
                 let skip = found.unwrap_or(if self.eof || avail.last() != Some(&0xAA) {
@@ -444,5 +495,137 @@ impl Decoder {
         d.feed(input);
         d.finish();
         std::iter::from_fn(|| d.next_event()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_after_a_fatal_error_is_not_buffered() {
+        // A caller that keeps feeding after a fatal header error (as a file
+        // reader looping over its input does) must not grow the buffer.
+        let mut d = Decoder::new();
+        d.feed(b"protocol: 9\n");
+        let first = d.next_event();
+        assert!(
+            matches!(first, Some(Err(ref e)) if e.is_fatal()),
+            "{first:?}"
+        );
+        let before = d.buffered();
+        for _ in 0..64 {
+            d.feed(&[b'x'; 4096]);
+            assert!(d.next_event().is_none());
+        }
+        assert_eq!(d.buffered(), before);
+        assert!(d.is_done());
+    }
+
+    fn events(d: &mut Decoder) -> Vec<Result<Event, DecodeError>> {
+        std::iter::from_fn(|| d.next_event()).collect()
+    }
+
+    #[test]
+    fn garbage_is_reported_before_the_frame_after_it_whatever_the_chunking() {
+        // Found by fuzzing: a garbage run held back across a chunk boundary
+        // (here ending in a lone 0xAA) was reported after the next frame,
+        // and merged with the next garbage run.
+        let mut input = b"protocol: 5\nschema: 1 a x:int32\ncontent: binary\n\n".to_vec();
+        let header = input.len();
+        let mut enc = crate::Encoder::new(crate::Content::Binary);
+        input.extend_from_slice(b"xyz");
+        let frame = input.len();
+        enc.tuple(&mut input, 1, 1, 0.5, [crate::ValueRef::Int32(7)])
+            .unwrap();
+        input.extend_from_slice(b"pq");
+        let whole = Decoder::decode_all(&input);
+        let garbage = |at: usize, bytes: u64| {
+            Err(DecodeError {
+                offset: at as u64,
+                kind: ErrorKind::Garbage { bytes },
+            })
+        };
+        assert_eq!(whole[1], garbage(header, 3));
+        assert!(matches!(whole[2], Ok(Event::Sample(_))));
+        assert_eq!(whole[3], garbage(input.len() - 2, 2));
+        assert_eq!(whole.len(), 4);
+        // Split after the first 0xAA of the sync, and after the garbage.
+        for split in [frame + 1, frame] {
+            let mut d = Decoder::new();
+            d.feed(&input[..split]);
+            let mut chunked = events(&mut d);
+            d.feed(&input[split..]);
+            d.finish();
+            chunked.extend(events(&mut d));
+            assert_eq!(chunked, whole, "split at {split}");
+        }
+    }
+
+    #[test]
+    fn overlong_unterminated_last_line_is_reported_alike_in_any_chunking() {
+        // Found by proptest: at the end of input, a last line without LF over
+        // the limit came out as Truncated when fed at once but LineTooLong
+        // when fed in chunks.
+        let limits = Limits {
+            max_line: 24,
+            ..Limits::default()
+        };
+        let mut input = b"protocol: 5\nschema: 1 a x:string\n\n".to_vec();
+        let at = input.len() as u64;
+        input.extend_from_slice(&[b'x'; 40]);
+        let expected = [Err(DecodeError {
+            offset: at,
+            kind: ErrorKind::LineTooLong { max: 24 },
+        })];
+        for split in [input.len(), input.len() - 30, input.len() - 10] {
+            let mut d = Decoder::with_limits(limits);
+            d.feed(&input[..split]);
+            let mut got = events(&mut d);
+            d.feed(&input[split..]);
+            d.finish();
+            got.extend(events(&mut d));
+            assert!(matches!(got[0], Ok(Event::Header(_))));
+            assert_eq!(got[1..], expected[..], "split at {split}");
+            assert!(d.is_done());
+        }
+    }
+
+    #[test]
+    fn a_line_fed_byte_by_byte_is_scanned_once() {
+        // A line of 1 MiB in one-byte chunks: without resuming the LF search
+        // each feed rescans the partial line (about 5e11 byte compares).
+        let mut d = Decoder::new();
+        d.feed(b"protocol: 5\nschema: 1 a x:string\n\n");
+        assert!(matches!(d.next_event(), Some(Ok(Event::Header(_)))));
+        let start = std::time::Instant::now();
+        let mut kinds = Vec::new();
+        let line = [&b"0.5\t1\t1\t"[..], &[b'x'; (1 << 20) - 16], b"\n"].concat();
+        for b in &line {
+            d.feed(std::slice::from_ref(b));
+            kinds.extend(events(&mut d).into_iter().map(|e| e.map_err(|e| e.kind)));
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        assert_eq!(kinds.len(), 1);
+        assert!(matches!(kinds[0], Ok(Event::Sample(ref s)) if s.seq == 1));
+        // Over the limit: reported once, when the limit is passed.
+        for b in [&[b'y'; (1 << 20) + 1][..], b"\n0.5\t1\t2\tok\n"].concat() {
+            d.feed(&[b]);
+            kinds.extend(events(&mut d).into_iter().map(|e| e.map_err(|e| e.kind)));
+        }
+        assert_eq!(kinds.len(), 3);
+        assert_eq!(kinds[1], Err(ErrorKind::LineTooLong { max: 1 << 20 }));
+        assert!(matches!(kinds[2], Ok(Event::Sample(ref s)) if s.seq == 2));
+    }
+
+    #[test]
+    fn input_after_the_end_is_ignored() {
+        let mut d = Decoder::new();
+        d.feed(b"protocol: 5\nschema: 1 a x:int32\n\n1\t1\t1\t2\n");
+        d.finish();
+        assert_eq!(std::iter::from_fn(|| d.next_event()).count(), 2);
+        d.feed(b"1\t1\t2\t3\n");
+        assert!(d.next_event().is_none());
+        assert_eq!(d.buffered(), 0);
     }
 }

@@ -4,10 +4,24 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use store::PgOptions;
 use store::{CommitPolicy, SqliteOptions};
+
+pub use crate::auth::AuthSettings;
+pub use crate::tls::TlsSettings;
 
 /// Default OMSP collection port (the reference's).
 pub const DEFAULT_PORT: u16 = 3003;
+
+/// Where the databases live.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// One SQLite file `<data_dir>/<domain>.sq3` per domain.
+    #[default]
+    Sqlite,
+    /// One PostgreSQL database per domain, created when first needed.
+    Postgres(PgOptions),
+}
 
 /// Everything a [`crate::Server`] needs to run.
 #[derive(Debug, Clone)]
@@ -15,7 +29,9 @@ pub struct ServerConfig {
     /// Addresses to listen on, in bind order. Port 0 picks a free port once
     /// and reuses it for the later addresses.
     pub listen: Vec<SocketAddr>,
-    /// Directory of the `<domain>.sq3` files.
+    /// Where the databases live.
+    pub backend: Backend,
+    /// Directory of the `<domain>.sq3` files (SQLite back end).
     pub data_dir: PathBuf,
     /// Drop a client that sends nothing for this long (`None`: never).
     pub idle_timeout: Option<Duration>,
@@ -34,14 +50,25 @@ pub struct ServerConfig {
     pub read_chunk: usize,
     /// Decoder bounds (longest line, largest packet…).
     pub limits: omsp::Limits,
+    /// Serve Prometheus `GET /metrics` on this address (`--metrics`).
+    pub metrics_listen: Option<SocketAddr>,
+    /// Store the server's own state as streams in this domain (`--self-domain`).
+    pub self_domain: Option<String>,
+    /// Token authentication per domain (`--auth-file`); `None`: none, as
+    /// in the reference server.
+    pub auth: Option<AuthSettings>,
+    /// TLS on the collection port (`--tls-cert`, `--tls-key`); `None`:
+    /// plaintext only, as in the reference server.
+    pub tls: Option<TlsSettings>,
 }
 
 impl ServerConfig {
-    /// Defaults for a data directory: port 3003 on `[::]` and `0.0.0.0`,
-    /// idle timeout 60 s, no hook.
+    /// Defaults for a data directory: SQLite, port 3003 on `[::]` and
+    /// `0.0.0.0`, idle timeout 60 s, no hook.
     pub fn new(data_dir: impl Into<PathBuf>) -> ServerConfig {
         ServerConfig {
             listen: default_listen(DEFAULT_PORT),
+            backend: Backend::Sqlite,
             data_dir: data_dir.into(),
             idle_timeout: Some(Duration::from_secs(60)),
             event_hook: None,
@@ -51,6 +78,10 @@ impl ServerConfig {
             batch_rows: 1024,
             read_chunk: 64 * 1024,
             limits: omsp::Limits::default(),
+            metrics_listen: None,
+            self_domain: None,
+            auth: None,
+            tls: None,
         }
     }
 }

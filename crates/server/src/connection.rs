@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -14,10 +15,11 @@ use omsp::names::is_valid_domain;
 use omsp::{Decoder, Event, Header, Sample, Schema};
 use store::metadata::{classify, MetadataTuple};
 use store::{Row, TableId};
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::oneshot;
 
+use crate::auth::Auth;
+use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
 use crate::shutdown::Shutdown;
 use crate::writer::{Attached, Command};
@@ -43,6 +45,10 @@ pub struct Shared {
     pub read_chunk: usize,
     /// Rows per batch handed to the writer.
     pub batch_rows: usize,
+    /// Self-measurement counters.
+    pub metrics: Arc<Metrics>,
+    /// Token authentication (`--auth-file`); `None`: every domain is open.
+    pub auth: Option<Arc<Auth>>,
 }
 
 /// Why a connection ended (for the log).
@@ -71,6 +77,10 @@ struct Session {
     db_start: f64,
     /// Stream index → table.
     tables: HashMap<u32, TableId>,
+    /// The domain's counters.
+    metrics: Arc<DomainMetrics>,
+    /// `sender-id` and `app-name`, for the `Disconnect` event.
+    who: (String, String),
 }
 
 /// State of one connection.
@@ -92,20 +102,35 @@ struct Connection {
 }
 
 /// Serves one client until it leaves, errs, idles out or shutdown drains it.
-pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shutdown: Shutdown) {
+/// `stream` is the TCP socket, or the TLS session on it.
+pub async fn serve<S: AsyncRead + Unpin>(
+    stream: S,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Shutdown,
+) {
     tracing::info!(client = %peer, "client connected");
+    let metrics = Arc::clone(&shared.metrics);
+    metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
+    metrics.event(|| event(peer, None, "Connect", ""));
     let mut conn = Connection {
         peer,
         decoder: Decoder::with_limits(shared.limits),
+        batch: Vec::with_capacity(shared.batch_rows),
         shared,
         session: None,
-        batch: Vec::new(),
         now: 0.0,
         rows: 0,
     };
     let end = conn.run(stream, shutdown).await;
     let client = peer;
     let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
+    let reason = match end {
+        End::Closed => CloseReason::Closed,
+        End::Idle => CloseReason::Idle,
+        End::Shutdown => CloseReason::Shutdown,
+        End::Error(_) => CloseReason::Error,
+    };
     match end {
         End::Error(reason) => {
             tracing::warn!(%client, domain, rows = conn.rows, %reason, "client disconnected on error");
@@ -115,10 +140,42 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, shu
         }
         end => tracing::info!(%client, domain, rows = conn.rows, ?end, "client disconnected"),
     }
+    metrics.closed(reason);
+    let who = conn.session.as_ref().map(|s| (s.db.domain(), &s.who));
+    metrics.event(|| {
+        event(
+            peer,
+            who,
+            "Disconnect",
+            ClientEvent::disconnect_message(reason),
+        )
+    });
+}
+
+/// A `server_clients` row.
+fn event(
+    peer: SocketAddr,
+    who: Option<(&str, &(String, String))>,
+    event: &'static str,
+    message: &str,
+) -> ClientEvent {
+    let (domain, node, app) = match who {
+        Some((domain, (node, app))) => (domain, node.as_str(), app.as_str()),
+        None => ("", "", ""),
+    };
+    ClientEvent {
+        address: peer.ip().to_string(),
+        port: peer.port(),
+        node_id: node.to_owned(),
+        domain: domain.to_owned(),
+        appname: app.to_owned(),
+        event,
+        message: message.to_owned(),
+    }
 }
 
 impl Connection {
-    async fn run(&mut self, mut stream: TcpStream, mut shutdown: Shutdown) -> End {
+    async fn run<S: AsyncRead + Unpin>(&mut self, mut stream: S, mut shutdown: Shutdown) -> End {
         let mut buf = vec![0u8; self.shared.read_chunk.max(512)];
         let mut drain_until = shutdown.is_requested().then(|| Instant::now() + MAX_DRAIN);
         loop {
@@ -153,6 +210,10 @@ impl Connection {
                 }
             };
             self.now = unix_now();
+            self.shared
+                .metrics
+                .bytes_received
+                .fetch_add(n as u64, Ordering::Relaxed);
             if n == 0 {
                 self.decoder.finish();
             } else {
@@ -181,11 +242,19 @@ impl Connection {
         while let Some(event) = self.decoder.next_event() {
             match event {
                 Err(e) if e.is_fatal() => {
+                    self.shared.metrics.decode_error(e.kind.code());
                     tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
                         "fatal input error");
                     return Err(e.to_string());
                 }
                 Err(e) => {
+                    self.shared.metrics.decode_error(e.kind.code());
+                    if let Some(session) = &self.session {
+                        session
+                            .metrics
+                            .rejected_decode
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
                     tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
                         "input rejected");
                 }
@@ -211,6 +280,9 @@ impl Connection {
             return Err(format!(
                 "invalid domain {domain:?} (want 1-63 bytes of [A-Za-z0-9_.-], not starting with '.')"
             ));
+        }
+        if let Some(auth) = &self.shared.auth {
+            auth.admit(domain, &h, self.peer)?;
         }
         let sender = h.sender_id.clone().unwrap_or_else(|| {
             tracing::warn!(client = %self.peer, "header has no sender-id; using the client address");
@@ -246,7 +318,15 @@ impl Connection {
             offset: (start_time - db_start) as f64,
             db_start: db_start as f64,
             tables: HashMap::new(),
+            metrics: self.shared.metrics.domain(domain),
+            who: (sender, h.app_name.clone().unwrap_or_default()),
         });
+        if let Some(s) = &self.session {
+            let who = Some((domain, &s.who));
+            self.shared
+                .metrics
+                .event(|| event(self.peer, who, "Ready", ""));
+        }
         for schema in &h.schemas {
             let id = self.register(schema).await?;
             if let Some(session) = &mut self.session {
@@ -327,21 +407,24 @@ impl Connection {
             return Ok(());
         }
         let session = self.session.as_ref().ok_or("rows before header")?;
-        let rows = std::mem::take(&mut self.batch);
+        // The next batch gets its full capacity at once (no regrowth per row).
+        let next = Vec::with_capacity(self.shared.batch_rows);
+        let rows = std::mem::replace(&mut self.batch, next);
         let n = rows.len() as u64;
         session
             .db
             .send(Command::Rows(rows))
             .await
             .map_err(|()| "database writer is gone".to_owned())?;
+        session.metrics.received.fetch_add(n, Ordering::Relaxed);
         self.rows += n;
         Ok(())
     }
 }
 
 /// One read, bounded by `limit`: `Ok(None)` if nothing came in time.
-async fn read_for(
-    stream: &mut TcpStream,
+async fn read_for<S: AsyncRead + Unpin>(
+    stream: &mut S,
     buf: &mut [u8],
     limit: Option<Duration>,
 ) -> std::io::Result<Option<usize>> {

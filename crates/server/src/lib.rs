@@ -2,7 +2,8 @@
 //!
 //! An oml2-server replacement: accepts OMSP v1–v5 streams (text and binary)
 //! from many concurrent clients over TCP and stores them with the
-//! [`store`] crate, in the reference's database layout.
+//! [`store`] crate, in the reference's database layout: SQLite files by
+//! default, or PostgreSQL databases ([`Backend::Postgres`]).
 //!
 //! - one tokio task per connection decodes with [`omsp::Decoder`], rejects
 //!   bad lines and packets with a logged reason (client address and stream
@@ -11,8 +12,10 @@
 //!   queue: a full queue stops the connections' reads, so clients feel TCP
 //!   backpressure instead of the server buffering without bound;
 //! - writers commit whenever they run out of work and at least every
-//!   100 ms under load, so rows are visible to readers (SQLite in WAL mode)
-//!   well within a second;
+//!   100 ms under load, so rows are visible to readers (SQLite in WAL mode,
+//!   PostgreSQL) well within a second;
+//! - optional TLS on the same port as plain OMSP ([`tls`]) and token
+//!   authentication per domain ([`auth`]), both off by default;
 //! - [`Server::shutdown`] drains connections, commits and closes every
 //!   database, and tells the event hook (`EXIT`).
 //!
@@ -30,13 +33,17 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod config;
 mod connection;
 pub mod hook;
+pub mod metrics;
 mod registry;
 mod server;
 mod shutdown;
+pub mod tls;
+mod transport;
 mod writer;
 
-pub use config::{ServerConfig, DEFAULT_PORT};
+pub use config::{AuthSettings, Backend, PgOptions, ServerConfig, TlsSettings, DEFAULT_PORT};
 pub use server::{Server, ServerError};

@@ -64,6 +64,7 @@ impl Registry {
             }
             None => {
                 let (tx, rx) = mpsc::channel(self.queue);
+                self.template.metrics.domain(domain).set_queue(&tx);
                 let setup = WriterSetup {
                     domain: domain.to_owned(),
                     ..self.template.clone()

@@ -9,11 +9,15 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-use crate::config::ServerConfig;
-use crate::connection::{self, Shared};
+use crate::auth::{Auth, AuthError};
+use crate::config::{Backend, ServerConfig};
+use crate::connection::Shared;
 use crate::hook::Hook;
+use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::shutdown::Shutdown;
+use crate::tls::{Tls, TlsError};
+use crate::transport;
 use crate::writer::WriterSetup;
 
 /// Why the server could not start.
@@ -38,6 +42,16 @@ pub enum ServerError {
     /// No listen address was given.
     #[error("no address to listen on")]
     NoListener,
+    /// The database back end is not usable (PostgreSQL unreachable, or its
+    /// role may not create databases).
+    #[error("database back end: {0}")]
+    Backend(#[source] store::StoreError),
+    /// The token file is missing or malformed.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The TLS certificate or key is missing or unusable.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// A running collection server.
@@ -50,6 +64,12 @@ pub enum ServerError {
 pub struct Server {
     /// Bound addresses (with the actual port when 0 was asked for).
     addrs: Vec<SocketAddr>,
+    /// Where `/metrics` is served, if it is.
+    metrics_addr: Option<SocketAddr>,
+    /// Self-measurement counters.
+    metrics: Arc<Metrics>,
+    /// Token authentication, if configured (re-read by [`Server::reload_auth`]).
+    auth: Option<Arc<Auth>>,
     /// Starts the shutdown.
     trigger: watch::Sender<bool>,
     /// Ends when everything is stored and closed.
@@ -57,10 +77,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// Checks the data directory, starts the hook, binds every listen
+    /// Checks the back end (the data directory, or that PostgreSQL lets
+    /// the role create databases), starts the hook, binds every listen
     /// address and starts accepting. Must run inside a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Server, ServerError> {
-        check_data_dir(&config.data_dir)?;
+        match &config.backend {
+            Backend::Sqlite => check_data_dir(&config.data_dir)?,
+            Backend::Postgres(opts) => check_postgres(opts.clone()).await?,
+        }
+        let auth = match config.auth.clone() {
+            Some(settings) => Some(Arc::new(Auth::load(settings)?)),
+            None => None,
+        };
+        let tls = match &config.tls {
+            Some(settings) => Some(Arc::new(Tls::load(settings)?)),
+            None => None,
+        };
         let listeners = bind_all(&config.listen)?;
         let addrs: Vec<SocketAddr> = listeners
             .iter()
@@ -75,13 +107,21 @@ impl Server {
             }
             None => Hook::none(),
         });
+        let metrics = Metrics::new();
+        let metrics_listener = match config.metrics_listen {
+            Some(addr) => Some(bind(addr).map_err(|source| ServerError::Bind { addr, source })?),
+            None => None,
+        };
+        let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
         let registry = Registry::new(
             WriterSetup {
+                backend: config.backend.clone(),
                 dir: config.data_dir.clone(),
                 domain: String::new(),
                 sqlite: config.sqlite,
                 commit: config.commit,
                 hook: Arc::clone(&hook),
+                metrics: Arc::clone(&metrics),
             },
             config.queue_batches,
         );
@@ -91,6 +131,8 @@ impl Server {
             limits: config.limits,
             read_chunk: config.read_chunk,
             batch_rows: config.batch_rows.max(1),
+            metrics: Arc::clone(&metrics),
+            auth: auth.clone(),
         });
         let (trigger, shutdown) = Shutdown::new();
         // Every connection task holds a clone; recv() returns None once all are done.
@@ -102,11 +144,37 @@ impl Server {
                 Arc::clone(&shared),
                 shutdown.clone(),
                 alive_tx.clone(),
+                tls.clone(),
             ));
+        }
+        if let Some(listener) = metrics_listener {
+            tracing::info!(addr = ?metrics_addr, "serving /metrics");
+            tokio::spawn(metrics::http::serve(
+                listener,
+                Arc::clone(&metrics),
+                shutdown.clone(),
+            ));
+        }
+        if let Some(domain) = config.self_domain.clone() {
+            let (events_tx, events_rx) = mpsc::channel(metrics::report::EVENT_QUEUE);
+            metrics.set_event_sink(events_tx);
+            let alive = alive_tx.clone();
+            let run = metrics::report::run(
+                Arc::clone(&registry),
+                domain,
+                Arc::clone(&metrics),
+                events_rx,
+                shutdown.clone(),
+            );
+            tokio::spawn(async move {
+                run.await;
+                drop(alive);
+            });
         }
         drop(alive_tx);
         for a in &addrs {
-            tracing::info!(addr = %a, "listening");
+            tracing::info!(addr = %a, tls = tls.is_some(),
+                tls_required = tls.as_ref().is_some_and(|t| t.required), "listening");
         }
         let done = tokio::spawn(async move {
             while acceptors.join_next().await.is_some() {}
@@ -121,6 +189,9 @@ impl Server {
         });
         Ok(Server {
             addrs,
+            metrics_addr,
+            metrics,
+            auth,
             trigger,
             done,
         })
@@ -129,6 +200,23 @@ impl Server {
     /// The addresses the server listens on.
     pub fn local_addrs(&self) -> &[SocketAddr] {
         &self.addrs
+    }
+
+    /// The address of the Prometheus endpoint (`GET /metrics`), if enabled.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// The server's self-measurement counters.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Re-reads the token file (on SIGHUP, say). On error the previous
+    /// tokens stay in force. Returns the number of listed domains, or
+    /// `Ok(None)` if the server runs without token authentication.
+    pub fn reload_auth(&self) -> Result<Option<usize>, AuthError> {
+        self.auth.as_ref().map(|a| a.reload()).transpose()
     }
 
     /// Shuts down (see the type's documentation) and waits until every
@@ -144,6 +232,7 @@ async fn accept_loop(
     shared: Arc<Shared>,
     mut shutdown: Shutdown,
     alive: mpsc::Sender<()>,
+    tls: Option<Arc<Tls>>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -157,8 +246,9 @@ async fn accept_loop(
                 let shared = Arc::clone(&shared);
                 let shutdown = shutdown.clone();
                 let alive = alive.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    connection::serve(stream, peer, shared, shutdown).await;
+                    transport::serve(stream, peer, shared, shutdown, tls).await;
                     drop(alive);
                 });
             }
@@ -184,6 +274,22 @@ fn check_data_dir(dir: &std::path::Path) -> Result<(), ServerError> {
         return Err(err("not writable".into()));
     }
     Ok(())
+}
+
+/// Logs in to PostgreSQL and checks that the role may create databases.
+/// The client is blocking and drives its own runtime, so it runs on a
+/// thread of its own.
+async fn check_postgres(opts: store::PgOptions) -> Result<(), ServerError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(opts.check_can_create_databases());
+    });
+    match rx.await {
+        Ok(res) => res.map_err(ServerError::Backend),
+        Err(_) => Err(ServerError::Backend(store::StoreError::Io(
+            io::Error::other("postgresql check thread died"),
+        ))),
+    }
 }
 
 /// Binds every address. Port 0 is resolved by the first bind and reused for

@@ -1,22 +1,26 @@
-//! One writer thread per open database: it owns the [`SqliteStore`] and
-//! executes the commands of every client of that database, in order.
+//! One writer thread per open database: it owns the store (a [`Sink`]:
+//! SQLite file or PostgreSQL database) and executes the commands of every
+//! client of that database, in order.
 //!
-//! rusqlite is synchronous, so the writer is a plain thread fed by a bounded
-//! tokio channel. When the channel is full, connections wait to send, stop
-//! reading their sockets, and TCP pushes back on the clients. The writer
-//! commits whenever it runs out of queued work, and at least every
+//! Both stores are synchronous, so the writer is a plain thread fed by a
+//! bounded tokio channel. When the channel is full, connections wait to
+//! send, stop reading their sockets, and TCP pushes back on the clients. The
+//! writer commits whenever it runs out of queued work, and at least every
 //! [`CommitPolicy::max_delay`] while work keeps coming. It ends when the last
 //! sender is dropped: everything queued is written, committed and closed.
+//! The loop is generic over the store, so each keeps its own insert path.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use omsp::Schema;
-use store::{CommitPolicy, Row, SqliteOptions, SqliteStore, StoreError, TableId};
+use store::{CommitPolicy, PgStore, Row, Sink, SqliteOptions, SqliteStore, StoreError, TableId};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::Backend;
 use crate::hook::{Hook, HookEvent};
+use crate::metrics::Metered;
 
 /// What a client learns when it joins a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +58,9 @@ pub enum Command {
 /// Everything a writer thread needs to open its database.
 #[derive(Debug, Clone)]
 pub struct WriterSetup {
-    /// Data directory.
+    /// Where the database lives.
+    pub backend: Backend,
+    /// Data directory (SQLite).
     pub dir: PathBuf,
     /// Domain (already validated by the caller; the store checks again).
     pub domain: String,
@@ -64,6 +70,8 @@ pub struct WriterSetup {
     pub commit: CommitPolicy,
     /// Lifecycle events go here.
     pub hook: Arc<Hook>,
+    /// Self-measurement counters (the writer counts rows and commits).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Starts the writer thread. `previous` is the thread of an earlier opening
@@ -85,22 +93,28 @@ pub fn spawn(
 }
 
 fn run(setup: WriterSetup, mut rx: mpsc::Receiver<Command>) {
-    let domain = setup.domain.as_str();
-    let mut db = match SqliteStore::open(&setup.dir, domain, setup.sqlite) {
-        Ok(db) => db,
-        Err(e) => {
-            tracing::error!(domain, error = %e, "cannot open database");
-            refuse_all(&mut rx, &e.to_string());
-            return;
-        }
+    let counters = setup.metrics.domain(&setup.domain);
+    let opened = match &setup.backend {
+        Backend::Sqlite => SqliteStore::open(&setup.dir, &setup.domain, setup.sqlite)
+            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx)),
+        Backend::Postgres(opts) => PgStore::open(opts, &setup.domain)
+            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx)),
     };
+    if let Err(e) = opened {
+        tracing::error!(domain = %setup.domain, error = %e, "cannot open database");
+        refuse_all(&mut rx, &e.to_string());
+    }
+}
+
+fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Command>) {
+    let domain = setup.domain.as_str();
     let uri = db.uri();
     let event = if db.is_new() {
         HookEvent::DbCreated
     } else {
         HookEvent::DbOpened
     };
-    tracing::info!(domain, db = %db.path().display(), new = db.is_new(), "database open");
+    tracing::info!(domain, db = %db.description(), new = db.is_new(), "database open");
     setup.hook.event(event, &uri);
     loop {
         let cmd = match rx.try_recv() {
@@ -124,7 +138,7 @@ fn run(setup: WriterSetup, mut rx: mpsc::Receiver<Command>) {
     setup.hook.event(HookEvent::DbClosed, &uri);
 }
 
-fn execute(db: &mut SqliteStore, cmd: Command, domain: &str) {
+fn execute<S: Sink>(db: &mut S, cmd: Command, domain: &str) {
     match cmd {
         Command::Attach {
             start_time,
@@ -139,17 +153,17 @@ fn execute(db: &mut SqliteStore, cmd: Command, domain: &str) {
             let _ = reply.send(res);
         }
         Command::Rows(rows) => {
-            for row in &rows {
-                if let Err(e) = db.insert(row) {
-                    let table = db.table_schema(row.table).map(|s| s.name.as_str());
-                    tracing::error!(domain, table, seq = row.seq, error = %e, "row not stored");
-                }
+            let mut failed = Vec::new();
+            db.insert_batch(&rows, &mut |row, e| failed.push((row.table, row.seq, e)));
+            for (table, seq, e) in failed {
+                let table = db.table_name(table);
+                tracing::error!(domain, table, seq, error = %e, "row not stored");
             }
         }
     }
 }
 
-fn attach(db: &mut SqliteStore, start_time: i64, sender: &str) -> Result<Attached, StoreError> {
+fn attach<S: Sink>(db: &mut S, start_time: i64, sender: &str) -> Result<Attached, StoreError> {
     let db_start = db.ensure_start_time(start_time)?;
     let sender_id = db.sender_id(sender)?;
     Ok(Attached {
@@ -158,7 +172,7 @@ fn attach(db: &mut SqliteStore, start_time: i64, sender: &str) -> Result<Attache
     })
 }
 
-fn commit(db: &mut SqliteStore, policy: &CommitPolicy, idle: bool, domain: &str) {
+fn commit<S: Sink>(db: &mut S, policy: &CommitPolicy, idle: bool, domain: &str) {
     if let Err(e) = db.commit_if_due(policy, idle) {
         tracing::error!(domain, error = %e, "commit failed; will retry");
     }

@@ -4,97 +4,7 @@
 
 mod common;
 
-use serde_json::{json, Value as Json};
-
-/// A cell where the reference stored a wrong value: (table, row, column,
-/// what the reference stored, what is correct).
-struct Fix {
-    table: &'static str,
-    row: usize,
-    column: &'static str,
-    reference: Json,
-    correct: Json,
-}
-
-fn fix(
-    table: &'static str,
-    row: usize,
-    column: &'static str,
-    reference: Json,
-    correct: Json,
-) -> Fix {
-    Fix {
-        table,
-        row,
-        column,
-        reference,
-        correct,
-    }
-}
-
-/// How we store an unsigned 64-bit value (see store::sqlite::values).
-fn u64_cell(v: u64) -> Json {
-    match i64::try_from(v) {
-        Ok(i) => json!(i),
-        Err(_) => json!({ "blob_hex": format!("{v:016x}") }),
-    }
-}
-
-fn alltypes_fixes() -> Vec<Fix> {
-    let mut f = vec![
-        // uint64 2^64-1 came back as -1.
-        fix("vec_scalars", 0, "u64", json!(-1), u64_cell(u64::MAX)),
-        // uint32 2^32-1 came back as -1.
-        fix("vec_scalars", 1, "u32", json!(-1), json!(4_294_967_295u64)),
-        // guid 0 came back as NULL.
-        fix("vec_scalars", 2, "gid", Json::Null, json!(0)),
-    ];
-    // Empty vectors came back as '' (not JSON); we store "[ ]".
-    for t in [
-        "vec_vdouble",
-        "vec_vint32",
-        "vec_vuint32",
-        "vec_vint64",
-        "vec_vuint64",
-        "vec_vbool",
-    ] {
-        f.push(fix(t, 1, "v", json!(""), json!("[ ]")));
-    }
-    f
-}
-
-fn onemp_fixes() -> Vec<Fix> {
-    vec![
-        fix(
-            "vec_all",
-            1,
-            "u32",
-            json!(-294_967_296),
-            json!(4_000_000_000u64),
-        ),
-        fix(
-            "vec_all",
-            1,
-            "u64",
-            json!(-446_744_073_709_551_616i64),
-            u64_cell(18_000_000_000_000_000_000),
-        ),
-        fix(
-            "vec_all",
-            1,
-            "gid",
-            json!(-81_985_529_216_486_896i64),
-            u64_cell(18_364_758_544_493_064_720),
-        ),
-    ]
-}
-
-fn same_number(a: &Json, b: &Json) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) if a.is_f64() || b.is_f64() => (x - y).abs() <= 1e-9 * x.abs().max(1.0),
-        _ => a == b,
-    }
-}
+use common::reference::{alltypes_fixes, assert_matches, onemp_fixes, sqlite_u64, Fix};
 
 async fn check(capture: (&str, &str), rows: (&str, &str), fixes: Vec<Fix>) {
     let t = common::start().await;
@@ -102,57 +12,11 @@ async fn check(capture: (&str, &str), rows: (&str, &str), fixes: Vec<Fix>) {
     t.server.shutdown().await;
 
     let expected = common::vector_json(rows.0, rows.1);
-    let mut expected = expected["vecdomain"].as_object().unwrap().clone();
+    let expected = expected["vecdomain"].as_object().unwrap().clone();
     let got = common::dump(&common::open_db(t.dir.path(), "vecdomain"));
-    // Each reference defect is where we expect it, and we differ from it there.
-    for f in &fixes {
-        let table = expected.get_mut(f.table).unwrap();
-        let col = table["columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|c| c == f.column)
-            .unwrap();
-        let cell = &mut table["rows"][f.row][col];
-        assert_eq!(
-            *cell, f.reference,
-            "reference {}[{}].{}",
-            f.table, f.row, f.column
-        );
-        assert_eq!(
-            got[f.table]["rows"][f.row][col], f.correct,
-            "ours {}[{}].{}",
-            f.table, f.row, f.column
-        );
-        *cell = f.correct.clone();
-    }
-    // Everything else is identical.
-    let names = |m: &serde_json::Map<String, Json>| {
-        let mut v: Vec<String> = m.keys().cloned().collect();
-        v.sort();
-        v
-    };
-    assert_eq!(names(&got), names(&expected));
-    for (name, want) in &expected {
-        let have = &got[name];
-        assert_eq!(have["columns"], want["columns"], "{name} columns");
-        assert_eq!(have["column_types"], want["column_types"], "{name} types");
-        let (hr, wr) = (
-            have["rows"].as_array().unwrap(),
-            want["rows"].as_array().unwrap(),
-        );
-        assert_eq!(hr.len(), wr.len(), "{name} row count");
-        for (i, (h, w)) in hr.iter().zip(wr).enumerate() {
-            let (h, w) = (h.as_array().unwrap(), w.as_array().unwrap());
-            assert_eq!(h.len(), w.len());
-            for (j, (a, b)) in h.iter().zip(w).enumerate() {
-                assert!(
-                    same_number(a, b),
-                    "{name} row {i} col {j}: ours {a} reference {b}"
-                );
-            }
-        }
-    }
+    assert_matches(expected, &got, &fixes, |_, want| {
+        want["column_types"].clone()
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +24,7 @@ async fn alltypes_binary_matches_reference() {
     check(
         ("0001-ref-alltypes.bin", "ref-alltypes.bin"),
         ("0001-ref-alltypes.rows.json", "ref-alltypes.rows.json"),
-        alltypes_fixes(),
+        alltypes_fixes(sqlite_u64),
     )
     .await;
 }
@@ -173,7 +37,7 @@ async fn alltypes_text_matches_reference() {
             "0001-ref-alltypes.rows-text.json",
             "ref-alltypes.rows-text.json",
         ),
-        alltypes_fixes(),
+        alltypes_fixes(sqlite_u64),
     )
     .await;
 }
@@ -183,7 +47,7 @@ async fn onemp_binary_matches_reference() {
     check(
         ("0002-ref-onemp.bin", "ref-onemp.bin"),
         ("0002-ref-onemp.rows.json", "ref-onemp.rows.json"),
-        onemp_fixes(),
+        onemp_fixes(sqlite_u64),
     )
     .await;
 }
@@ -193,7 +57,7 @@ async fn onemp_text_matches_reference() {
     check(
         ("0002-ref-onemp.txt", "ref-onemp.txt"),
         ("0002-ref-onemp.rows-text.json", "ref-onemp.rows-text.json"),
-        onemp_fixes(),
+        onemp_fixes(sqlite_u64),
     )
     .await;
 }

@@ -44,4 +44,34 @@ pub enum StoreError {
     /// SQLite reported an error.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A name PostgreSQL would silently truncate (identifiers are at most
+    /// 63 bytes), which would make two streams share a table.
+    #[error("name {name:?} is longer than {max} bytes")]
+    NameTooLong {
+        /// The stream, field or table name.
+        name: String,
+        /// The longest allowed.
+        max: usize,
+    },
+    /// A value the database cannot hold (a string with a NUL byte in
+    /// PostgreSQL); the row is not stored.
+    #[error("table {table}: {reason}")]
+    Unstorable {
+        /// Table name.
+        table: String,
+        /// What cannot be stored.
+        reason: String,
+    },
+    /// The PostgreSQL role may not create the per-domain databases.
+    #[error("postgresql role {role:?} may not create databases (grant it CREATEDB)")]
+    CannotCreateDatabases {
+        /// The role the server logs in as.
+        role: String,
+    },
+    /// A COPY stream to PostgreSQL could not be written.
+    #[error("postgresql copy: {0}")]
+    Io(#[from] std::io::Error),
+    /// PostgreSQL reported an error.
+    #[error("postgresql: {0}")]
+    Postgres(#[from] ::postgres::Error),
 }

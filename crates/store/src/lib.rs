@@ -1,8 +1,9 @@
 //! # store — where measurement streams come to rest
 //!
 //! Storage sinks of the collection server. The [`sqlite`] module keeps each
-//! experiment domain in `<data-dir>/<domain>.sq3` with the OML layout, so
-//! scripts written for the reference server (oml2-server) read our files
+//! experiment domain in `<data-dir>/<domain>.sq3`, the [`postgres`] module in
+//! a PostgreSQL database named after the domain, both with the OML layout, so
+//! scripts written for the reference server (oml2-server) read our data
 //! unchanged:
 //!
 //! - `_senders (name TEXT PRIMARY KEY, id INTEGER UNIQUE)`, ids 1, 2, … in
@@ -21,8 +22,11 @@
 //! guid 0 as 0, vectors as `[ a, b, c ]` with shortest round-trip doubles and
 //! `[ ]` when empty. See [`sqlite::values`] and `docs/storage.md`.
 //!
-//! The store does no networking and no threading: the server gives each open
-//! database one writer thread that owns its [`SqliteStore`].
+//! The store does no threading: the server gives each open database one
+//! writer thread that owns its store, through the [`Sink`] trait that both
+//! [`SqliteStore`] and [`PgStore`] implement. PostgreSQL differs where the
+//! reference loses data there: uint64/guid are `NUMERIC(20,0)`, doubles
+//! travel as binary FLOAT8, rows go in by binary `COPY` (see [`postgres`]).
 //!
 //! ```
 //! use store::{Row, SqliteOptions, SqliteStore};
@@ -50,9 +54,13 @@
 
 mod error;
 pub mod metadata;
+pub mod postgres;
 mod row;
+mod sink;
 pub mod sqlite;
 
+pub use self::postgres::{PgOptions, PgStore};
 pub use error::StoreError;
 pub use row::{Row, TableId};
+pub use sink::Sink;
 pub use sqlite::{CommitPolicy, SqliteOptions, SqliteStore};

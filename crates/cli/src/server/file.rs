@@ -2,7 +2,9 @@
 //!
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
-//! `pg-user`, `pg-pass`, `pg-connect`). `bind` may be given several times.
+//! `pg-user`, `pg-pass`, `pg-connect`, `auth-file`, `auth-required`,
+//! `tls-cert`, `tls-key`, `tls-required`; `auth-required` and `tls-required`
+//! take `true` or `false`). `bind` may be given several times.
 //! `#` starts a comment line; blank lines are ignored; unknown keys are
 //! errors. Precedence: command line > environment > file > default.
 
@@ -11,12 +13,19 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 13] = [
+pub const KEYS: [&str; 20] = [
     "listen",
     "bind",
     "data-dir",
     "backend",
     "event-hook",
+    "metrics",
+    "self-domain",
+    "auth-file",
+    "auth-required",
+    "tls-cert",
+    "tls-key",
+    "tls-required",
     "timeout",
     "logfile",
     "debug-level",

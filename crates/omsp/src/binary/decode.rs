@@ -114,7 +114,13 @@ fn read_value(r: &mut Reader<'_>, ty: OmlType) -> Result<Value, Fail> {
         }
         (OmlType::String, STRING_T) => {
             let n = r.u8()? as usize;
-            Value::String(String::from_utf8_lossy(r.take(n)?).into_owned())
+            let b = r.take(n)?;
+            // Same as from_utf8_lossy, without its slower scan in the
+            // common case of valid UTF-8.
+            Value::String(match std::str::from_utf8(b) {
+                Ok(s) => s.to_owned(),
+                Err(_) => String::from_utf8_lossy(b).into_owned(),
+            })
         }
         (OmlType::Blob, BLOB_T) => {
             let n = u32::from_be_bytes(r.array()?) as usize;

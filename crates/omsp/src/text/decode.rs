@@ -1,7 +1,5 @@
 //! Text line decoder.
 
-use std::str::FromStr;
-
 use base64::Engine as _;
 
 use super::escape::unescape;
@@ -11,8 +9,73 @@ use crate::table::SchemaTable;
 use crate::types::OmlType;
 use crate::value::Value;
 
-fn num<T: FromStr>(s: &[u8]) -> Option<T> {
-    std::str::from_utf8(s).ok()?.parse().ok()
+/// Integers read from decimal text, exactly as `str::parse` reads them (an
+/// optional `+`, or `-` for signed types, then one or more ASCII digits, in
+/// range), without first checking the bytes for UTF-8: the hot path of text
+/// decoding.
+trait Decimal: Sized {
+    fn from_decimal(s: &[u8]) -> Option<Self>;
+}
+
+/// One or more ASCII digits as a u64; `None` if empty, not digits, or too big.
+#[inline]
+fn decimal_digits(d: &[u8]) -> Option<u64> {
+    if d.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in d {
+        let x = b.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(x))?;
+    }
+    Some(v)
+}
+
+macro_rules! decimal_unsigned {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            #[inline]
+            fn from_decimal(s: &[u8]) -> Option<$t> {
+                let d = s.strip_prefix(b"+").unwrap_or(s);
+                <$t>::try_from(decimal_digits(d)?).ok()
+            }
+        }
+    )*};
+}
+
+macro_rules! decimal_signed {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            #[inline]
+            fn from_decimal(s: &[u8]) -> Option<$t> {
+                let (neg, d) = match s.split_first() {
+                    Some((b'-', d)) => (true, d),
+                    Some((b'+', d)) => (false, d),
+                    _ => (false, s),
+                };
+                let m = i128::from(decimal_digits(d)?);
+                <$t>::try_from(if neg { -m } else { m }).ok()
+            }
+        }
+    )*};
+}
+
+decimal_unsigned!(u16, u32, u64);
+decimal_signed!(i32, i64);
+
+#[inline]
+fn num<T: Decimal>(s: &[u8]) -> Option<T> {
+    T::from_decimal(s)
+}
+
+/// Like [`num`], but unsigned decimal digits only (no `+`): guids and stream
+/// indices take no sign.
+fn digits<T: Decimal>(s: &[u8]) -> Option<T> {
+    s.first().filter(|b| b.is_ascii_digit())?;
+    num(s)
 }
 
 /// Parses a double: decimal or exponent notation, `nan`, `-nan`, `inf`, `-inf`
@@ -20,7 +83,7 @@ fn num<T: FromStr>(s: &[u8]) -> Option<T> {
 pub fn parse_double(s: &[u8]) -> Option<f64> {
     match s {
         b"nan" | b"-nan" | b"NaN" | b"-NaN" => Some(f64::NAN),
-        _ => num(s),
+        _ => std::str::from_utf8(s).ok()?.parse().ok(),
     }
 }
 
@@ -39,10 +102,11 @@ pub fn parse_bool(s: &[u8]) -> Option<bool> {
 
 fn vector<T>(s: &[u8], elt: impl Fn(&[u8]) -> Option<T>) -> Result<Vec<T>, String> {
     let mut toks = s.split(|&b| b == b' ').filter(|t| !t.is_empty());
-    let count: usize = toks
-        .next()
-        .and_then(num)
-        .ok_or_else(|| "vector must start with its element count".to_owned())?;
+    let count = usize::from(
+        toks.next()
+            .and_then(num::<u16>)
+            .ok_or_else(|| "vector must start with its element count (0..65535)".to_owned())?,
+    );
     let mut out = Vec::with_capacity(count.min(s.len()));
     for tok in toks {
         if out.len() == count {
@@ -72,7 +136,7 @@ pub fn parse_value(s: &[u8], ty: OmlType) -> Result<Value, String> {
         OmlType::UInt32 => Value::UInt32(num(s).ok_or_else(bad)?),
         OmlType::Int64 => Value::Int64(num(s).ok_or_else(bad)?),
         OmlType::UInt64 => Value::UInt64(num(s).ok_or_else(bad)?),
-        OmlType::Guid => Value::Guid(num(s).ok_or_else(bad)?),
+        OmlType::Guid => Value::Guid(digits(s).ok_or_else(bad)?),
         OmlType::Double => Value::Double(parse_double(s).ok_or_else(bad)?),
         OmlType::Bool => Value::Bool(parse_bool(s).ok_or_else(bad)?),
         OmlType::String => {
@@ -108,7 +172,7 @@ pub(crate) fn decode_line(line: &[u8], table: &mut SchemaTable) -> Result<Sample
         text: String::from_utf8_lossy(text).into_owned(),
     };
     let ts = parse_double(prefix[0]).ok_or_else(|| bad("timestamp", prefix[0]))?;
-    let index: u32 = num(prefix[1]).ok_or_else(|| bad("stream index", prefix[1]))?;
+    let index: u32 = digits(prefix[1]).ok_or_else(|| bad("stream index", prefix[1]))?;
     let seq: i64 = num(prefix[2]).ok_or_else(|| bad("sequence number", prefix[2]))?;
     let schema = table
         .get(index)
@@ -168,6 +232,8 @@ mod tests {
     }
 
     #[test]
+    // 3.141593 is pi as liboml2's `%f` prints it, on purpose.
+    #[allow(clippy::approx_constant)]
     fn doubles_as_the_reference_writes_them() {
         assert_eq!(parse_double(b"3.141593"), Some(3.141593));
         assert_eq!(parse_double(b"0.000000"), Some(0.0));
@@ -176,6 +242,84 @@ mod tests {
         assert_eq!(parse_double(b"1e-300"), Some(1e-300));
         assert_eq!(parse_double(b"abc"), None);
         assert_eq!(parse_double(b""), None);
+    }
+
+    /// `num` must read exactly what `str::parse` reads.
+    #[test]
+    fn decimal_parsing_matches_std() {
+        fn check<T: Decimal + std::str::FromStr + PartialEq + std::fmt::Debug>(s: &[u8]) {
+            let std = std::str::from_utf8(s)
+                .ok()
+                .and_then(|s| s.parse::<T>().ok());
+            assert_eq!(num::<T>(s), std, "{:?}", String::from_utf8_lossy(s));
+        }
+        fn all(s: &[u8]) {
+            check::<u16>(s);
+            check::<u32>(s);
+            check::<u64>(s);
+            check::<i32>(s);
+            check::<i64>(s);
+        }
+        for s in [
+            "",
+            "+",
+            "-",
+            "0",
+            "-0",
+            "+0",
+            "00",
+            "007",
+            "+-1",
+            "-+1",
+            "1-",
+            " 1",
+            "1 ",
+            "1.0",
+            "1e3",
+            "0x10",
+            "65535",
+            "65536",
+            "-1",
+            "2147483647",
+            "2147483648",
+            "-2147483648",
+            "-2147483649",
+            "4294967295",
+            "4294967296",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "000000000000000000000000000042",
+            "-000000000000000000000000009223372036854775808",
+            "\u{661}",
+            "1\u{e9}",
+        ] {
+            all(s.as_bytes());
+        }
+        // Random strings over an alphabet that makes near misses likely.
+        let alphabet = b"0123456789+- x\xff";
+        let mut state = 0x1234_5678u32;
+        for _ in 0..100_000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let len = (state % 24) as usize;
+            let s: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = state.rotate_left(i as u32 * 5) as usize;
+                    if i > 0 && r % 3 != 0 {
+                        b'0' + (r % 10) as u8
+                    } else {
+                        alphabet[r % alphabet.len()]
+                    }
+                })
+                .collect();
+            all(&s);
+        }
     }
 
     #[test]

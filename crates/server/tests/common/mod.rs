@@ -3,6 +3,11 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../store/tests/support/pg_cluster.rs"]
+pub mod pg_cluster;
+pub mod postgres;
+pub mod reference;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};

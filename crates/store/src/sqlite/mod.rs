@@ -213,34 +213,94 @@ impl SqliteStore {
 
     /// Inserts one row (inside the open transaction).
     pub fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
-        self.begin()?;
-        let table = self
-            .catalog
-            .get(row.table)
-            .ok_or_else(|| StoreError::Layout {
-                path: self.path.clone(),
-                reason: format!("unknown table id {}", row.table.0),
-            })?;
-        if table.schema.fields.len() != row.values.len() {
-            return Err(StoreError::RowShape {
-                table: table.schema.name.clone(),
-                expected: table.schema.fields.len(),
-                found: row.values.len(),
-            });
+        let mut result = Ok(());
+        self.insert_batch(std::slice::from_ref(row), &mut |_, e| result = Err(e));
+        result
+    }
+
+    /// Inserts rows in order (inside the open transaction); each row that
+    /// cannot be stored is reported to `failed` and skipped.
+    ///
+    /// This is the server's hot path: the INSERT of a table is looked up
+    /// once per run of rows for that table (not once per row), and values
+    /// are bound straight from the rows ([`values::bind`]).
+    pub fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+        if rows.is_empty() {
+            return;
         }
-        let mut stmt = self.conn.prepare_cached(&table.insert_sql)?;
-        stmt.raw_bind_parameter(1, row.sender)?;
-        stmt.raw_bind_parameter(2, row.seq)?;
-        stmt.raw_bind_parameter(3, finite_or_null(row.ts_client))?;
-        stmt.raw_bind_parameter(4, finite_or_null(row.ts_server))?;
-        for (i, v) in row.values.iter().enumerate() {
-            stmt.raw_bind_parameter(5 + i, values::to_sql(v))?;
+        if let Err(e) = self.begin() {
+            let reason = e.to_string();
+            for row in rows {
+                failed(
+                    row,
+                    StoreError::Layout {
+                        path: self.path.clone(),
+                        reason: reason.clone(),
+                    },
+                );
+            }
+            return;
         }
-        stmt.raw_execute()?;
+        let mut stored = 0;
+        for run in rows.chunk_by(|a, b| a.table == b.table) {
+            stored += self.insert_run(run, failed);
+        }
         if let Some((_, n)) = &mut self.tx {
-            *n += 1;
+            *n += stored;
         }
-        Ok(())
+    }
+
+    /// Inserts rows that all go to one table; returns how many were stored.
+    fn insert_run(&self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) -> usize {
+        let id = rows[0].table;
+        let Some(table) = self.catalog.get(id) else {
+            for row in rows {
+                failed(
+                    row,
+                    StoreError::Layout {
+                        path: self.path.clone(),
+                        reason: format!("unknown table id {}", id.0),
+                    },
+                );
+            }
+            return 0;
+        };
+        let mut stmt = match self.conn.prepare_cached(&table.insert_sql) {
+            Ok(stmt) => stmt,
+            Err(e) => {
+                let reason = e.to_string();
+                for row in rows {
+                    failed(
+                        row,
+                        StoreError::Layout {
+                            path: self.path.clone(),
+                            reason: reason.clone(),
+                        },
+                    );
+                }
+                return 0;
+            }
+        };
+        let fields = table.schema.fields.len();
+        let mut stored = 0;
+        for row in rows {
+            if row.values.len() != fields {
+                failed(
+                    row,
+                    StoreError::RowShape {
+                        table: table.schema.name.clone(),
+                        expected: fields,
+                        found: row.values.len(),
+                    },
+                );
+                continue;
+            }
+            match execute(&mut stmt, row) {
+                Ok(()) => stored += 1,
+                Err(e) => failed(row, e.into()),
+            }
+        }
+        stored
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {
@@ -281,6 +341,18 @@ impl SqliteStore {
     pub fn close(mut self) -> Result<(), StoreError> {
         self.commit()
     }
+}
+
+/// Binds and runs the INSERT of one row.
+fn execute(stmt: &mut rusqlite::Statement<'_>, row: &Row) -> rusqlite::Result<()> {
+    stmt.raw_bind_parameter(1, row.sender)?;
+    stmt.raw_bind_parameter(2, row.seq)?;
+    stmt.raw_bind_parameter(3, finite_or_null(row.ts_client))?;
+    stmt.raw_bind_parameter(4, finite_or_null(row.ts_server))?;
+    for (i, v) in row.values.iter().enumerate() {
+        values::bind(stmt, 5 + i, v)?;
+    }
+    stmt.raw_execute().map(|_| ())
 }
 
 fn finite_or_null(x: f64) -> Option<f64> {

@@ -19,7 +19,8 @@
 //! over the whole unsigned range.
 
 use omsp::Value;
-use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef as SqlRef};
+use rusqlite::types::{Null, ToSqlOutput, Value as SqlValue, ValueRef as SqlRef};
+use rusqlite::Statement;
 
 /// The SQLite value for an unsigned 64-bit integer (uint64 or guid).
 pub fn unsigned64(v: u64) -> ToSqlOutput<'static> {
@@ -59,6 +60,28 @@ pub fn to_sql(v: &Value) -> ToSqlOutput<'_> {
         Value::VecBool(x) => text(vector(x, |b, out| {
             out.push_str(if *b { "true" } else { "false" })
         })),
+    }
+}
+
+/// Binds one field value to parameter `index` of `stmt`, as [`to_sql`]
+/// would represent it, but without building an intermediate value: this is
+/// the insert hot path (scalars are bound natively, strings and blobs are
+/// borrowed, a big unsigned value's 8 bytes live on the stack).
+pub fn bind(stmt: &mut Statement<'_>, index: usize, v: &Value) -> rusqlite::Result<()> {
+    match v {
+        Value::Int32(i) => stmt.raw_bind_parameter(index, i64::from(*i)),
+        Value::UInt32(u) => stmt.raw_bind_parameter(index, i64::from(*u)),
+        Value::Int64(i) => stmt.raw_bind_parameter(index, *i),
+        Value::UInt64(u) | Value::Guid(u) => match i64::try_from(*u) {
+            Ok(i) => stmt.raw_bind_parameter(index, i),
+            Err(_) => stmt.raw_bind_parameter(index, u.to_be_bytes()),
+        },
+        Value::Bool(b) => stmt.raw_bind_parameter(index, i64::from(*b)),
+        Value::Double(d) if d.is_nan() => stmt.raw_bind_parameter(index, Null),
+        Value::Double(d) => stmt.raw_bind_parameter(index, *d),
+        Value::String(s) => stmt.raw_bind_parameter(index, s.as_str()),
+        Value::Blob(b) => stmt.raw_bind_parameter(index, b.as_slice()),
+        vector => stmt.raw_bind_parameter(index, to_sql(vector)),
     }
 }
 
@@ -141,6 +164,36 @@ mod tests {
         let mut s = String::new();
         format_double(f64::NEG_INFINITY, &mut s);
         assert_eq!(s, "-Infinity");
+    }
+
+    #[test]
+    fn bind_stores_what_to_sql_describes() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let values = [
+            Value::Int32(-5),
+            Value::UInt32(u32::MAX),
+            Value::Int64(i64::MIN),
+            Value::UInt64(u64::MAX),
+            Value::Guid(7),
+            Value::Bool(true),
+            Value::Double(f64::NAN),
+            Value::Double(-0.5),
+            Value::String("a\tb".into()),
+            Value::Blob(vec![0, 1]),
+            Value::VecInt32(vec![1, 2]),
+        ];
+        for v in values {
+            let mut stmt = conn.prepare("SELECT ?1").unwrap();
+            bind(&mut stmt, 1, &v).unwrap();
+            let mut rows = stmt.raw_query();
+            let got = rows.next().unwrap().unwrap().get::<_, SqlValue>(0).unwrap();
+            let want = match to_sql(&v) {
+                ToSqlOutput::Owned(o) => o,
+                ToSqlOutput::Borrowed(b) => b.into(),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got, want, "{v:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,33 @@
+//! `streamgauge bench`: system benchmarks that compare a component with the
+//! physical limit (or the reference) measured in the same run.
+
+mod raw;
+mod replay;
+mod report;
+mod server;
+mod verify;
+mod workload;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+/// Arguments of `streamgauge bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    which: Which,
+}
+
+#[derive(Debug, Subcommand)]
+enum Which {
+    /// Collection-server ingest rate into SQLite vs raw prepared inserts.
+    #[command(long_about = server::LONG_ABOUT)]
+    Server(server::ServerBenchArgs),
+}
+
+/// Runs the chosen benchmark.
+pub fn run(args: &BenchArgs) -> Result<bool> {
+    match &args.which {
+        Which::Server(a) => server::run(a),
+    }
+}

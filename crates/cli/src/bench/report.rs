@@ -1,0 +1,119 @@
+//! Benchmark results: one line per scenario, as a table or as JSON.
+
+use serde_json::{json, Value as Json};
+
+/// The target: the server stores at least this fraction of the
+/// raw insert rate.
+pub const TARGET_RATIO: f64 = 0.8;
+
+/// One measured scenario.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Content type (`binary`, `text`).
+    pub content: &'static str,
+    /// Parallel client connections.
+    pub clients: usize,
+    /// Rows sent (and, if verified, stored).
+    pub rows: u64,
+    /// First byte sent → all rows committed and visible.
+    pub seconds: f64,
+    /// Raw prepared inserts of the same rows, measured beside this scenario.
+    pub raw_seconds: Option<f64>,
+    /// Whether the row count and the sampled values were checked.
+    pub verified: bool,
+    /// Sampled rows whose values were compared.
+    pub checked_rows: u64,
+    /// Transactions the server committed for the run (in-process server only).
+    pub commits: Option<u64>,
+}
+
+impl Outcome {
+    /// Short scenario name, e.g. `binary x4`.
+    pub fn name(&self) -> String {
+        format!("{} x{}", self.content, self.clients)
+    }
+
+    /// Rows per second through the server.
+    pub fn rate(&self) -> f64 {
+        self.rows as f64 / self.seconds
+    }
+
+    /// Rows per second of the raw inserts.
+    pub fn raw_rate(&self) -> Option<f64> {
+        self.raw_seconds.map(|s| self.rows as f64 / s)
+    }
+
+    /// Server rate / raw rate.
+    pub fn ratio(&self) -> Option<f64> {
+        self.raw_rate().map(|r| self.rate() / r)
+    }
+}
+
+/// The human-readable table.
+pub fn table(schema: &str, outcomes: &[Outcome]) -> String {
+    let mut out = format!(
+        "{:<12} {:>9} {:>8} {:>11} {:>13} {:>6} {:>8}  {}\n",
+        "scenario", "rows", "seconds", "rows/s", "raw rows/s", "ratio", "commits", "check"
+    );
+    for o in outcomes {
+        let raw = o.raw_rate().map_or("-".to_owned(), |r| format!("{r:.0}"));
+        let ratio = o.ratio().map_or("-".to_owned(), |r| format!("{r:.2}"));
+        let check = if o.verified {
+            format!("exact ({} sampled)", o.checked_rows)
+        } else {
+            "not verified (no --db)".to_owned()
+        };
+        out.push_str(&format!(
+            "{:<12} {:>9} {:>8.3} {:>11.0} {:>13} {:>6} {:>8}  {}\n",
+            o.name(),
+            o.rows,
+            o.seconds,
+            o.rate(),
+            raw,
+            ratio,
+            o.commits.map_or("-".to_owned(), |c| c.to_string()),
+            check
+        ));
+    }
+    let below: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.ratio().is_some_and(|r| r < TARGET_RATIO))
+        .map(Outcome::name)
+        .collect();
+    if outcomes.iter().any(|o| o.ratio().is_some()) {
+        if below.is_empty() {
+            out.push_str(&format!(
+                "schema {schema}: every scenario at or above {TARGET_RATIO} x the raw insert rate\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "schema {schema}: below {TARGET_RATIO} x the raw insert rate: {}\n",
+                below.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// Machine-readable results.
+pub fn json(schema: &str, outcomes: &[Outcome]) -> Json {
+    json!({
+        "schema": schema,
+        "target_ratio": TARGET_RATIO,
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "scenarios": outcomes.iter().map(|o| json!({
+            "scenario": o.name(),
+            "content": o.content,
+            "clients": o.clients,
+            "rows": o.rows,
+            "seconds": o.seconds,
+            "rows_per_s": o.rate(),
+            "raw_seconds": o.raw_seconds,
+            "raw_rows_per_s": o.raw_rate(),
+            "ratio": o.ratio(),
+            "verified": o.verified,
+            "checked_rows": o.checked_rows,
+            "commits": o.commits,
+        })).collect::<Vec<_>>(),
+    })
+}

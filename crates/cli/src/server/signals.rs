@@ -1,0 +1,60 @@
+//! The signals `streamgauge server` acts on: SIGTERM and SIGINT stop it;
+//! with a token file, SIGHUP re-reads it (otherwise SIGHUP keeps its default
+//! action, as in the reference).
+
+use ::server::Server;
+use anyhow::{Context, Result};
+
+/// Signal handlers, installed before the server starts so that no signal
+/// sent once it listens can hit the default action.
+pub struct Signals {
+    /// SIGTERM.
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    /// SIGINT.
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+    /// SIGHUP, when the token file is re-readable.
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Installs the handlers (inside the runtime).
+    pub fn install(reload_auth: bool) -> Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+            let hup = match reload_auth {
+                true => Some(signal(SignalKind::hangup()).context("installing SIGHUP handler")?),
+                false => None,
+            };
+            let int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
+            Ok(Signals { term, int, hup })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = reload_auth;
+            Ok(Signals {})
+        }
+    }
+
+    /// Waits for SIGTERM or SIGINT, re-reading the token file on SIGHUP.
+    pub async fn wait(&mut self, server: &Server) -> Result<()> {
+        #[cfg(unix)]
+        loop {
+            let hup = &mut self.hup;
+            tokio::select! {
+                _ = self.term.recv() => return Ok(()),
+                _ = self.int.recv() => return Ok(()),
+                Some(_) = async { hup.as_mut()?.recv().await } => super::security::reload_auth(server),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = server;
+            tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! A [`Sink`] wrapper that counts what the writer stores and commits.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use omsp::Schema;
+use store::{CommitPolicy, Row, Sink, StoreError, TableId};
+
+use super::DomainMetrics;
+
+/// Counts rows stored and rejected, commits and rows per commit of the
+/// sink it wraps; everything else is passed through.
+#[derive(Debug)]
+pub struct Metered<S> {
+    /// The real store.
+    inner: S,
+    /// Where the counts go.
+    metrics: Arc<DomainMetrics>,
+    /// Rows written since the last commit.
+    pending: u64,
+}
+
+impl<S: Sink> Metered<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S, metrics: Arc<DomainMetrics>) -> Metered<S> {
+        Metered {
+            inner,
+            metrics,
+            pending: 0,
+        }
+    }
+
+    fn committed(&mut self) {
+        if self.pending > 0 {
+            self.metrics.commit(self.pending);
+            self.pending = 0;
+        }
+    }
+}
+
+impl<S: Sink> Sink for Metered<S> {
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
+    fn uri(&self) -> String {
+        self.inner.uri()
+    }
+
+    fn is_new(&self) -> bool {
+        self.inner.is_new()
+    }
+
+    fn ensure_start_time(&mut self, client_start: i64) -> Result<i64, StoreError> {
+        self.inner.ensure_start_time(client_start)
+    }
+
+    fn sender_id(&mut self, name: &str) -> Result<i64, StoreError> {
+        self.inner.sender_id(name)
+    }
+
+    fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
+        self.inner.register_schema(schema)
+    }
+
+    fn table_name(&self, id: TableId) -> Option<&str> {
+        self.inner.table_name(id)
+    }
+
+    fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
+        let r = self.inner.insert(row);
+        match &r {
+            Ok(()) => {
+                self.pending += 1;
+                self.metrics.stored.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                self.metrics.rejected_store.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+
+    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+        let mut bad = 0u64;
+        self.inner.insert_batch(rows, &mut |row, e| {
+            bad += 1;
+            failed(row, e);
+        });
+        let good = rows.len() as u64 - bad;
+        self.pending += good;
+        self.metrics.stored.fetch_add(good, Ordering::Relaxed);
+        self.metrics
+            .rejected_store
+            .fetch_add(bad, Ordering::Relaxed);
+    }
+
+    fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
+        let done = self.inner.commit_if_due(policy, idle)?;
+        if done {
+            self.committed();
+        }
+        Ok(done)
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.inner.commit()?;
+        self.committed();
+        Ok(())
+    }
+
+    fn close(mut self) -> Result<(), StoreError> {
+        let pending = std::mem::take(&mut self.pending);
+        self.inner.close()?;
+        if pending > 0 {
+            self.metrics.commit(pending);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,120 @@
+//! SQL text of the OML layout in PostgreSQL: column types, table DDL, COPY.
+//!
+//! Identifiers are validated names (stream and field names by the protocol
+//! decoder, domains by [`omsp::names::is_valid_domain`]), checked here for
+//! PostgreSQL's 63-byte limit and always quoted.
+
+use omsp::{OmlType, Schema};
+
+use crate::error::StoreError;
+use crate::sqlite::ddl::{quote, OML_COLUMNS};
+
+/// Longest identifier PostgreSQL keeps (NAMEDATALEN − 1); longer ones are
+/// silently truncated, which could make two streams share a table.
+pub const MAX_IDENTIFIER: usize = 63;
+
+/// DDL of the senders table (the reference's, on both back ends).
+pub const CREATE_SENDERS: &str =
+    "CREATE TABLE _senders (name TEXT PRIMARY KEY, id INTEGER UNIQUE);";
+
+/// The PostgreSQL column type of an OML type.
+///
+/// As the reference, except uint64 and guid: the reference's BIGINT cannot
+/// hold 2^63 … 2^64−1 (its INSERT fails and aborts the transaction), so
+/// they are `NUMERIC(20,0)`, exact and correctly ordered.
+pub fn pg_type(ty: OmlType) -> &'static str {
+    match ty {
+        OmlType::Int32 => "INT4",
+        OmlType::UInt32 | OmlType::Int64 => "INT8",
+        OmlType::UInt64 | OmlType::Guid => "NUMERIC(20,0)",
+        OmlType::Double => "FLOAT8",
+        OmlType::Bool => "BOOLEAN",
+        OmlType::Blob => "BYTEA",
+        OmlType::String
+        | OmlType::VecDouble
+        | OmlType::VecInt32
+        | OmlType::VecUInt32
+        | OmlType::VecInt64
+        | OmlType::VecUInt64
+        | OmlType::VecBool => "TEXT",
+    }
+}
+
+/// Fails if `name` would be truncated by PostgreSQL.
+pub fn check_identifier(name: &str) -> Result<(), StoreError> {
+    if name.len() > MAX_IDENTIFIER {
+        return Err(StoreError::NameTooLong {
+            name: name.to_owned(),
+            max: MAX_IDENTIFIER,
+        });
+    }
+    Ok(())
+}
+
+/// `CREATE TABLE "<name>" (oml_tuple_id SERIAL PRIMARY KEY, …, "<f>" <T>, …);`
+///
+/// `oml_seq` is INT8 where the reference has INT4: text-mode clients send
+/// it as a C `long`, which exceeds 2^31−1 on long runs.
+pub fn create_table(schema: &Schema) -> Result<String, StoreError> {
+    check_identifier(&schema.name)?;
+    let mut sql = format!(
+        "CREATE TABLE {} (oml_tuple_id SERIAL PRIMARY KEY, oml_sender_id INT4, \
+         oml_seq INT8, oml_ts_client FLOAT8, oml_ts_server FLOAT8",
+        quote(&schema.name)
+    );
+    for f in &schema.fields {
+        check_identifier(&f.name)?;
+        sql.push_str(", ");
+        sql.push_str(&quote(&f.name));
+        sql.push(' ');
+        sql.push_str(pg_type(f.ty));
+    }
+    sql.push_str(");");
+    Ok(sql)
+}
+
+/// `COPY "<name>" ("oml_sender_id",…,"<f>",…) FROM STDIN (FORMAT binary)`.
+pub fn copy_in(schema: &Schema) -> String {
+    let cols: Vec<String> = OML_COLUMNS
+        .iter()
+        .copied()
+        .chain(schema.fields.iter().map(|f| f.name.as_str()))
+        .map(quote)
+        .collect();
+    format!(
+        "COPY {} ({}) FROM STDIN (FORMAT binary)",
+        quote(&schema.name),
+        cols.join(",")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddl_uses_exact_types() {
+        let s = Schema::parse("2 a_b x:uint32 y:[double] g:guid ok:bool").unwrap();
+        assert_eq!(
+            create_table(&s).unwrap(),
+            "CREATE TABLE \"a_b\" (oml_tuple_id SERIAL PRIMARY KEY, oml_sender_id INT4, \
+             oml_seq INT8, oml_ts_client FLOAT8, oml_ts_server FLOAT8, \"x\" INT8, \
+             \"y\" TEXT, \"g\" NUMERIC(20,0), \"ok\" BOOLEAN);"
+        );
+        assert_eq!(
+            copy_in(&s),
+            "COPY \"a_b\" (\"oml_sender_id\",\"oml_seq\",\"oml_ts_client\",\
+             \"oml_ts_server\",\"x\",\"y\",\"g\",\"ok\") FROM STDIN (FORMAT binary)"
+        );
+    }
+
+    #[test]
+    fn long_names_are_refused() {
+        let long = "a".repeat(64);
+        let s = Schema::parse(&format!("1 {long} x:int32")).unwrap();
+        assert!(matches!(
+            create_table(&s),
+            Err(StoreError::NameTooLong { .. })
+        ));
+    }
+}

@@ -1,0 +1,119 @@
+//! What the collection server needs from a database, whatever holds it.
+//!
+//! The server's writer thread owns one [`Sink`] per open experiment domain
+//! and is generic over it, so each back end keeps its own fast path:
+//! [`SqliteStore`] inserts rows one by one through cached prepared
+//! statements, [`PgStore`](crate::PgStore) buffers them and sends one
+//! `COPY … FROM STDIN (FORMAT binary)` per table.
+
+use omsp::Schema;
+
+use crate::error::StoreError;
+use crate::row::{Row, TableId};
+use crate::sqlite::{CommitPolicy, SqliteStore};
+
+/// One open experiment database in the OML layout.
+///
+/// Rows are written inside a transaction; they become visible to readers
+/// when it is committed ([`commit`](Sink::commit),
+/// [`commit_if_due`](Sink::commit_if_due), [`close`](Sink::close)).
+pub trait Sink {
+    /// Where the database is, for logs (a file path, a PostgreSQL URI).
+    fn description(&self) -> String;
+
+    /// The event hook's URI of this database (`file:…`, `postgresql://…`).
+    fn uri(&self) -> String;
+
+    /// True if this open created the experiment (no `start_time` was stored).
+    fn is_new(&self) -> bool;
+
+    /// Sets the start time if the database has none yet (the first client's
+    /// `start-time` wins) and returns the one in force.
+    fn ensure_start_time(&mut self, client_start: i64) -> Result<i64, StoreError>;
+
+    /// The id of sender `name` in `_senders`, adding it (max + 1) if new.
+    fn sender_id(&mut self, name: &str) -> Result<i64, StoreError>;
+
+    /// The table for `schema`: an existing one of the same definition, or a
+    /// new one (renamed `_2`..`_9` if the name holds another definition).
+    fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError>;
+
+    /// The stored name of a table (it may carry a `_N` suffix).
+    fn table_name(&self, id: TableId) -> Option<&str>;
+
+    /// Writes one row into the open transaction (or queues it for the next
+    /// batch write). An error concerns this row only.
+    fn insert(&mut self, row: &Row) -> Result<(), StoreError>;
+
+    /// Writes rows in order; each row that cannot be stored is reported to
+    /// `failed` and skipped, the others are kept.
+    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+        for row in rows {
+            if let Err(e) = self.insert(row) {
+                failed(row, e);
+            }
+        }
+    }
+
+    /// Commits if `policy` says so (`idle`: the caller has nothing queued);
+    /// returns whether it did.
+    fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError>;
+
+    /// Writes what is queued and commits the open transaction, if any.
+    fn commit(&mut self) -> Result<(), StoreError>;
+
+    /// Commits and closes the database.
+    fn close(self) -> Result<(), StoreError>
+    where
+        Self: Sized;
+}
+
+impl Sink for SqliteStore {
+    fn description(&self) -> String {
+        self.path().display().to_string()
+    }
+
+    fn uri(&self) -> String {
+        SqliteStore::uri(self)
+    }
+
+    fn is_new(&self) -> bool {
+        SqliteStore::is_new(self)
+    }
+
+    fn ensure_start_time(&mut self, client_start: i64) -> Result<i64, StoreError> {
+        SqliteStore::ensure_start_time(self, client_start)
+    }
+
+    fn sender_id(&mut self, name: &str) -> Result<i64, StoreError> {
+        SqliteStore::sender_id(self, name)
+    }
+
+    fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
+        SqliteStore::register_schema(self, schema)
+    }
+
+    fn table_name(&self, id: TableId) -> Option<&str> {
+        self.table_schema(id).map(|s| s.name.as_str())
+    }
+
+    fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
+        SqliteStore::insert(self, row)
+    }
+
+    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+        SqliteStore::insert_batch(self, rows, failed)
+    }
+
+    fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
+        SqliteStore::commit_if_due(self, policy, idle)
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        SqliteStore::commit(self)
+    }
+
+    fn close(self) -> Result<(), StoreError> {
+        SqliteStore::close(self)
+    }
+}
