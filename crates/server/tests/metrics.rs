@@ -87,6 +87,7 @@ async fn metrics_and_self_domain_match_what_was_stored() {
     assert_eq!(d("streamgauge_tuples_received_total"), 2.0 * GOOD as f64);
     assert_eq!(d("streamgauge_tuples_stored_total"), 2.0 * GOOD as f64);
     assert_eq!(d("streamgauge_writer_backlog_rows"), 0.0);
+    assert_eq!(d("streamgauge_writer_queue_depth"), 0.0);
     assert_eq!(
         get(
             &m,
