@@ -8,7 +8,8 @@
 #   2. send it the streams that real OML clients (liboml2, captured byte for
 #      byte in spec/vectors) sent, binary and text, over TCP,
 #   3. show the tables and rows that arrived in <domain>.sq3,
-#   4. decode a capture to JSON and convert it binary -> text -> JSON, to
+#   4. run an unmodified OML4Py application (examples/python) against it,
+#   5. decode a capture to JSON and convert it binary -> text -> JSON, to
 #      show the codec on its own.
 # Each step is a function listed in main().
 #
@@ -188,6 +189,19 @@ step_server() {
     rows="$(sqlite3 "$db" "SELECT (SELECT count(*) FROM vec_scalars) + (SELECT count(*) FROM vec_all)")"
     [ "$rows" -eq 8 ] || die "expected 8 rows in vec_scalars + vec_all, found $rows"
     echo "all $rows user tuples arrived"
+
+    banner "an unmodified OML4Py application reports to the same server"
+    echo "\$ python3 examples/python/oml4py_pinger.py tcp:127.0.0.1:$port 20"
+    python3 "$ROOT/examples/python/oml4py_pinger.py" "tcp:127.0.0.1:$port" 20 \
+        || die "the OML4Py example client failed"
+    sleep 1.5
+    echo
+    echo "\$ sqlite3 -header -column demo.sq3 'SELECT oml_seq, oml_ts_client, seq, rtt_us, bytes FROM pinger_udp_echo LIMIT 5'"
+    sqlite3 -header -column "$data/demo.sq3" \
+        "SELECT oml_seq, round(oml_ts_client, 6) AS oml_ts_client, seq, round(rtt_us, 1) AS rtt_us, bytes FROM pinger_udp_echo LIMIT 5"
+    rows="$(sqlite3 "$data/demo.sq3" "SELECT count(*) FROM pinger_udp_echo")"
+    [ "$rows" -eq 20 ] || die "expected 20 rows from the OML4Py client, found $rows"
+    echo "... all $rows samples arrived"
 
     banner "stop the server (SIGTERM: drain, commit, close)"
     kill -TERM "$SERVER_PID"
