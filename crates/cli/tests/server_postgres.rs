@@ -1,8 +1,7 @@
 //! `streamgauge server -b postgresql` with the `--pg-*` flags, against a
 //! PostgreSQL cluster the test starts on loopback.
 
-#[path = "../../store/tests/support/pg_cluster.rs"]
-mod pg_cluster;
+use pgtemp as pg_cluster;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

@@ -3,14 +3,15 @@
 //!
 //! Run: `cargo bench -p omsp --bench codec` (about a minute).
 //!
-//! Machine: 2 cores, Intel(R) Xeon(R) Processor (lscpu model name), 24 GiB;
-//! toolchain: rustc 1.95.0 stable, profile `bench` (opt-level 3, debug = 1).
-//! Date: 2026-11-22.
-//! Last results (tuples/s; MB/s, one core), see docs/benchmarks.md:
-//!   decode/text    RESULT
-//!   decode/binary  RESULT
-//!   encode/text    RESULT
-//!   encode/binary  RESULT
+//! Machine: 2 cores (vCPU), Intel(R) Xeon(R) Processor (lscpu model name),
+//! 23 GiB; toolchain: rustc 1.95.0 stable, profile `bench` (opt-level 3,
+//! debug = 1). Date: 2026-11-22. Quiet machine, `nice -n -15` (on a shared
+//! machine the figures halve; see docs/benchmarks.md).
+//! Last results (one core; MB = 10^6 bytes):
+//!   decode/text     4.51 M tuples/s   236 MB/s   (target >= 2 M: 2.26x)
+//!   decode/binary  10.50 M tuples/s   500 MB/s   (target >= 5 M: 2.10x)
+//!   encode/text     5.82 M tuples/s   312 MB/s
+//!   encode/binary  18.84 M tuples/s   888 MB/s
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented fn
 

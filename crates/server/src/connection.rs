@@ -315,7 +315,8 @@ impl Connection {
         self.session = Some(Session {
             db,
             sender_id,
-            offset: (start_time - db_start) as f64,
+            // Saturating: both times come from clients (any i64).
+            offset: start_time.saturating_sub(db_start) as f64,
             db_start: db_start as f64,
             tables: HashMap::new(),
             metrics: self.shared.metrics.domain(domain),

@@ -168,3 +168,21 @@ async fn idle_clients_are_dropped_even_when_nothing_else_happens() {
     // truncated input by the decoder.
     assert_eq!(n, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extreme_start_times_do_not_kill_the_connection() {
+    let t = common::start().await;
+    // The first client sets the database's start time; the second one's is
+    // as far from it as an i64 goes (its offset used to overflow).
+    for (sender, start) in [("early", i64::MAX), ("late", i64::MIN)] {
+        let input =
+            common::text_header("far", sender, start, &["1 app_m x:int32"]) + "0.5\t1\t1\t7\n";
+        common::replay_async(t.addr, input.into_bytes()).await;
+    }
+    t.server.shutdown().await;
+    let db = common::open_db(t.dir.path(), "far");
+    let n: i64 = db
+        .query_row("SELECT count(*) FROM app_m", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+}

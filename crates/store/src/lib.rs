@@ -52,15 +52,20 @@
 //! ```
 #![deny(missing_docs)]
 
+mod catalog;
+mod commit;
 mod error;
 pub mod metadata;
 pub mod postgres;
 mod row;
 mod sink;
+pub mod sql;
 pub mod sqlite;
 
 pub use self::postgres::{PgOptions, PgStore};
+pub use catalog::{START_TIME_KEY, TABLE_KEY_PREFIX};
+pub use commit::CommitPolicy;
 pub use error::StoreError;
 pub use row::{Row, TableId};
 pub use sink::Sink;
-pub use sqlite::{CommitPolicy, SqliteOptions, SqliteStore};
+pub use sqlite::{SqliteOptions, SqliteStore};

@@ -8,9 +8,10 @@
 
 use omsp::Schema;
 
+use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
-use crate::sqlite::{CommitPolicy, SqliteStore};
+use crate::sqlite::SqliteStore;
 
 /// One open experiment database in the OML layout.
 ///

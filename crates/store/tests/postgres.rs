@@ -1,8 +1,7 @@
 //! The PostgreSQL store against a real PostgreSQL server (a throwaway
-//! cluster started by the test, see `support/pg_cluster.rs`).
+//! cluster started by the test, see the `pgtemp` crate).
 
-#[path = "support/pg_cluster.rs"]
-mod pg_cluster;
+use pgtemp as pg_cluster;
 
 use omsp::{Schema, Value};
 use pg_cluster::{shared, unique_domain};

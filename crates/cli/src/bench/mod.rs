@@ -1,6 +1,9 @@
 //! `streamgauge bench`: system benchmarks that compare a component with the
 //! physical limit (or the reference) measured in the same run.
 
+mod pg;
+mod pg_raw;
+mod pg_verify;
 mod raw;
 mod replay;
 mod report;
@@ -20,7 +23,8 @@ pub struct BenchArgs {
 
 #[derive(Debug, Subcommand)]
 enum Which {
-    /// Collection-server ingest rate into SQLite vs raw prepared inserts.
+    /// Collection-server ingest rate into SQLite or PostgreSQL vs the raw
+    /// insert (SQLite) or COPY (PostgreSQL) rate.
     #[command(long_about = server::LONG_ABOUT)]
     Server(server::ServerBenchArgs),
 }

@@ -4,36 +4,51 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ::server::{Server, ServerConfig};
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use omsp::{Content, Schema};
 
+use super::pg::PgTarget;
+use super::pg_verify::PgWatcher;
 use super::replay::Replay;
 use super::report::{self, Outcome};
 use super::verify::Watcher;
-use super::{raw, workload};
+use super::{pg_raw, raw, workload};
+use crate::server::Backend;
 
 pub const LONG_ABOUT: &str = "\
-Measure how fast the collection server stores tuples into SQLite, and
-compare with the physical limit measured in the same run.
+Measure how fast the collection server stores tuples into SQLite or
+PostgreSQL (--backend), and compare with the physical limit measured in
+the same run.
 
 Each scenario pre-encodes the tuples (--tuples in all, shared among the
 clients) with the OMSP encoder, starts a server in this process on
-127.0.0.1 with a temporary data directory (or uses --addr), sends over
---clients parallel TCP connections, and times from the first byte sent to
-the moment a separate read connection sees every row committed. Then it
-checks zero loss: the exact row count, every client's complete sequence
-numbers, and the values of every --check-every-th tuple.
+127.0.0.1 (or uses --addr), sends over --clients parallel TCP connections,
+and times from the first byte sent to the moment a separate connection
+sees every row committed. Then it checks zero loss: the exact row count,
+every client's complete sequence numbers, and the values of every
+--check-every-th tuple.
 
-Right before and right after each scenario, the same rows are inserted
-with a prepared statement straight into a fresh file with the store's
-table layout and pragmas (WAL, synchronous = NORMAL), one transaction per
---raw-batch rows. The faster of the two runs is the raw limit, and the
-ratio server / raw is reported (target: 0.8 or more)";
+SQLite: the server writes into a temporary data directory. Right before
+and right after each scenario, the same rows are inserted with a prepared
+statement straight into a fresh file with the store's table layout and
+pragmas (WAL, synchronous = NORMAL), one transaction per --raw-batch rows.
+
+PostgreSQL: the server writes into the server given by the --pg-* flags,
+or into a throwaway cluster started for the run (--pg-temp). Visibility is
+polled with max(oml_tuple_id) and confirmed with COUNT(*). Right before and
+right after each scenario, the same rows, encoded beforehand, are sent by
+binary COPY into a fresh table with the store's layout, one COPY and one
+transaction per --raw-batch rows. For reference, the reference server's
+method (one synchronous prepared INSERT per row) is timed on
+--insert-sample rows and reported as rows/s, extrapolated.
+
+The faster of the two raw runs is the limit, and the ratio server / raw
+is reported (target: 0.8 or more)";
 
 /// Content types to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,17 +83,40 @@ pub struct ServerBenchArgs {
     /// Tuple schema.
     #[arg(long, value_name = "PRESET", default_value_t = workload::Preset::Issue)]
     pub schema: workload::Preset,
+    /// Storage back end.
+    #[arg(short = 'b', long, value_name = "NAME", default_value = "sqlite")]
+    pub backend: Backend,
+    /// PostgreSQL: start a throwaway cluster for the run (as root, it runs
+    /// as user postgres).
+    #[arg(long, conflicts_with_all = ["pg_host", "pg_port", "pg_user", "pg_pass"])]
+    pub pg_temp: bool,
+    /// PostgreSQL host [default: localhost].
+    #[arg(long, value_name = "HOST")]
+    pub pg_host: Option<String>,
+    /// PostgreSQL port [default: 5432].
+    #[arg(long, value_name = "PORT")]
+    pub pg_port: Option<u16>,
+    /// PostgreSQL user, with CREATEDB [default: oml].
+    #[arg(long, value_name = "USER")]
+    pub pg_user: Option<String>,
+    /// PostgreSQL password.
+    #[arg(long, value_name = "PASS")]
+    pub pg_pass: Option<String>,
+    /// PostgreSQL: rows of the one-INSERT-per-row reference; 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 5_000)]
+    pub insert_sample: u64,
     /// Use the server at this address instead of starting one in-process.
     #[arg(long, value_name = "HOST:PORT")]
     pub addr: Option<SocketAddr>,
-    /// Data directory of the --addr server, to count and check its rows
-    /// (without it only the send time is measured).
+    /// Data directory of the --addr SQLite server, to count and check its
+    /// rows (without it only the send time is measured; with PostgreSQL
+    /// the rows are checked through the --pg-* server).
     #[arg(long, value_name = "DIR", requires = "addr")]
     pub db: Option<PathBuf>,
-    /// Rows per transaction of the raw insert limit.
+    /// Rows per transaction of the raw limit (inserts or COPY).
     #[arg(long, value_name = "N", default_value_t = 50_000)]
     pub raw_batch: usize,
-    /// Skip the raw insert limit.
+    /// Skip the raw limit.
     #[arg(long)]
     pub no_raw: bool,
     /// Compare the stored values of every N-th tuple with what was sent.
@@ -102,28 +140,91 @@ pub fn run(args: &ServerBenchArgs) -> Result<bool> {
         .build()
         .context("starting the async runtime")?;
     let schema = args.schema.schema();
+    let target = match args.backend {
+        Backend::Sqlite => {
+            let pg_flags = args.pg_temp
+                || args.pg_host.is_some()
+                || args.pg_port.is_some()
+                || args.pg_user.is_some()
+                || args.pg_pass.is_some();
+            ensure!(!pg_flags, "the --pg-* flags need --backend postgresql");
+            None
+        }
+        Backend::Postgresql => {
+            ensure!(args.db.is_none(), "--db is for --backend sqlite");
+            Some(PgTarget::open(args)?)
+        }
+    };
     let mut outcomes = Vec::new();
     for &content in &args.content {
         for &clients in &args.clients {
-            let outcome = scenario(&runtime, args, &schema, content, clients.max(1))
-                .with_context(|| format!("scenario {content} x{clients}"))?;
+            let outcome = scenario(
+                &runtime,
+                args,
+                target.as_ref(),
+                &schema,
+                content,
+                clients.max(1),
+            )
+            .with_context(|| format!("scenario {content} x{clients}"))?;
             outcomes.push(outcome);
         }
     }
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report::json(args.schema.name(), &outcomes))?
+            serde_json::to_string_pretty(&report::json(
+                args.backend_name(),
+                args.schema.name(),
+                &outcomes
+            ))?
         );
     } else {
-        print!("{}", report::table(args.schema.name(), &outcomes));
+        print!(
+            "{}",
+            report::table(args.backend_name(), args.schema.name(), &outcomes)
+        );
     }
     Ok(true)
+}
+
+impl ServerBenchArgs {
+    fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgresql => "postgresql",
+        }
+    }
+}
+
+/// A separate connection to the scenario's database.
+enum Watch {
+    /// `<data-dir>/<domain>.sq3`, read-only.
+    Sqlite(Watcher),
+    /// The domain's PostgreSQL database.
+    Postgres(PgWatcher),
+}
+
+impl Watch {
+    fn wait_for(&mut self, expected: u64, stall: Duration, bar: &ProgressBar) -> Result<Instant> {
+        match self {
+            Watch::Sqlite(w) => w.wait_for(expected, stall, bar),
+            Watch::Postgres(w) => w.wait_for(expected, stall, bar),
+        }
+    }
+
+    fn check(&mut self, schema: &Schema, clients: usize, tuples: u64, stride: u64) -> Result<u64> {
+        match self {
+            Watch::Sqlite(w) => w.check(schema, clients, tuples, stride),
+            Watch::Postgres(w) => w.check(schema, clients, tuples, stride),
+        }
+    }
 }
 
 fn scenario(
     runtime: &tokio::runtime::Runtime,
     args: &ServerBenchArgs,
+    pg: Option<&PgTarget>,
     schema: &Schema,
     content: ContentArg,
     clients: usize,
@@ -151,34 +252,56 @@ fn scenario(
     let raw_before = if args.no_raw {
         None
     } else {
-        Some(raw_limit(tmp.path(), schema, args, clients)?)
+        Some(raw_limit(tmp.path(), pg, schema, args, clients)?)
     };
-    let (server, addr, data_dir) = match args.addr {
-        Some(addr) => (None, addr, args.db.clone()),
+    let (server, addr) = match args.addr {
+        Some(addr) => (None, addr),
         None => {
             let mut config = ServerConfig::new(tmp.path());
             config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
             config.idle_timeout = None;
+            if let Some(pg) = pg {
+                config.backend = ::server::Backend::Postgres(pg.opts.clone());
+            }
             let server = runtime.block_on(Server::start(config))?;
             let addr = server.local_addrs()[0];
-            (Some(server), addr, Some(tmp.path().to_owned()))
+            (Some(server), addr)
         }
+    };
+    let data_dir = match (&server, &args.db) {
+        (Some(_), _) => Some(tmp.path().to_owned()),
+        (None, db) => db.clone(),
     };
     let bar = progress(args.tuples, &format!("{content} x{clients}"));
     let replay = Replay::connect(addr, sessions)?;
     let t0 = replay.start();
-    let (t1, checked) = match &data_dir {
-        Some(dir) => {
+    let watch = match (pg, &data_dir) {
+        (Some(pg), _) => Some(Watch::Postgres(PgWatcher::open(
+            &pg.opts,
+            &domain,
+            schema,
+            Duration::from_secs(30),
+        )?)),
+        (None, Some(dir)) => {
             let path = dir.join(format!("{domain}.sq3"));
-            let watcher = Watcher::open(&path, schema, Duration::from_secs(30))?;
-            let t1 = watcher.wait_for(args.tuples, Duration::from_secs(60), &bar)?;
+            Some(Watch::Sqlite(Watcher::open(
+                &path,
+                schema,
+                Duration::from_secs(30),
+            )?))
+        }
+        (None, None) => None,
+    };
+    let (t1, checked) = match watch {
+        Some(mut watch) => {
+            let t1 = watch.wait_for(args.tuples, Duration::from_secs(60), &bar)?;
             replay.join()?;
-            let checked = watcher.check(schema, clients, args.tuples, args.check_every)?;
+            let checked = watch.check(schema, clients, args.tuples, args.check_every)?;
             (t1, Some(checked))
         }
         None => {
             replay.join()?;
-            (std::time::Instant::now(), None)
+            (Instant::now(), None)
         }
     };
     bar.finish_and_clear();
@@ -187,12 +310,23 @@ fn scenario(
         let counters = server.metrics().domain(&domain);
         commits = Some(counters.commits.load(std::sync::atomic::Ordering::Relaxed));
         runtime.block_on(server.shutdown());
+        // An external server still holds its database; ours is done.
+        if let Some(pg) = pg {
+            pg.drop_database(&domain);
+        }
     }
     // The limit is measured right before and right after the scenario and
     // the faster run is kept: a neighbour's load cannot flatter the ratio.
     let raw_seconds = match raw_before {
-        Some(before) => Some(before.min(raw_limit(tmp.path(), schema, args, clients)?)),
+        Some(before) => Some(before.min(raw_limit(tmp.path(), pg, schema, args, clients)?)),
         None => None,
+    };
+    let row_insert = match pg {
+        Some(pg) if args.insert_sample > 0 => Some(
+            pg_raw::row_inserts(pg, schema, args.insert_sample)
+                .context("one INSERT per row (reference method)")?,
+        ),
+        _ => None,
     };
     Ok(Outcome {
         content: content.content().name(),
@@ -203,12 +337,25 @@ fn scenario(
         verified: checked.is_some(),
         checked_rows: checked.unwrap_or(0),
         commits,
+        row_insert: row_insert.map(|rate| (args.insert_sample, rate)),
     })
 }
 
-fn raw_limit(dir: &Path, schema: &Schema, args: &ServerBenchArgs, clients: usize) -> Result<f64> {
-    let took = raw::measure(dir, schema, args.tuples, clients, args.raw_batch)
-        .context("raw insert limit")?;
+/// Seconds the raw limit took for the scenario's rows: prepared inserts
+/// into SQLite, or binary COPY into PostgreSQL.
+fn raw_limit(
+    dir: &Path,
+    pg: Option<&PgTarget>,
+    schema: &Schema,
+    args: &ServerBenchArgs,
+    clients: usize,
+) -> Result<f64> {
+    let took = match pg {
+        None => raw::measure(dir, schema, args.tuples, clients, args.raw_batch)
+            .context("raw insert limit")?,
+        Some(pg) => pg_raw::copy(pg, schema, args.tuples, clients, args.raw_batch)
+            .context("raw COPY limit")?,
+    };
     Ok(took.as_secs_f64())
 }
 

@@ -3,8 +3,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../../../store/tests/support/pg_cluster.rs"]
-pub mod pg_cluster;
+pub use pgtemp as pg_cluster;
 pub mod postgres;
 pub mod reference;
 

@@ -45,11 +45,34 @@ impl CopyBuffer {
 
     /// Appends a row of `schema`'s table. On error nothing is appended.
     pub fn push(&mut self, schema: &Schema, row: &Row) -> Result<(), StoreError> {
+        let ts = (row.ts_client, row.ts_server);
+        self.push_tuple(schema, row.sender, row.seq, ts, &row.values)
+    }
+
+    /// Appends a row given by its parts, for callers that have no table
+    /// catalog (benchmarks, tools): `oml_sender_id`, `oml_seq`,
+    /// `(oml_ts_client, oml_ts_server)` and the field values. On error
+    /// nothing is appended.
+    pub fn push_tuple(
+        &mut self,
+        schema: &Schema,
+        sender: i64,
+        seq: i64,
+        (ts_client, ts_server): (f64, f64),
+        values: &[Value],
+    ) -> Result<(), StoreError> {
         let start = self.data.len();
-        let res = encode_row(&mut self.data, schema, row);
+        let res = encode_row(
+            &mut self.data,
+            schema,
+            sender,
+            seq,
+            (ts_client, ts_server),
+            values,
+        );
         match res {
             Ok(()) => {
-                self.rows.push((self.data.len(), row.seq));
+                self.rows.push((self.data.len(), seq));
                 Ok(())
             }
             Err(e) => {
@@ -81,24 +104,30 @@ impl CopyBuffer {
     }
 }
 
-fn encode_row(out: &mut Vec<u8>, schema: &Schema, row: &Row) -> Result<(), StoreError> {
-    if schema.fields.len() != row.values.len() {
+fn encode_row(
+    out: &mut Vec<u8>,
+    schema: &Schema,
+    sender: i64,
+    seq: i64,
+    (ts_client, ts_server): (f64, f64),
+    values: &[Value],
+) -> Result<(), StoreError> {
+    if schema.fields.len() != values.len() {
         return Err(StoreError::RowShape {
             table: schema.name.clone(),
             expected: schema.fields.len(),
-            found: row.values.len(),
+            found: values.len(),
         });
     }
     let count =
-        i16::try_from(4 + row.values.len()).map_err(|_| unstorable(schema, "too many fields"))?;
+        i16::try_from(4 + values.len()).map_err(|_| unstorable(schema, "too many fields"))?;
     out.extend_from_slice(&count.to_be_bytes());
-    let sender =
-        i32::try_from(row.sender).map_err(|_| unstorable(schema, "sender id beyond INT4"))?;
+    let sender = i32::try_from(sender).map_err(|_| unstorable(schema, "sender id beyond INT4"))?;
     field(out, &sender.to_be_bytes());
-    field(out, &row.seq.to_be_bytes());
-    timestamp(out, row.ts_client);
-    timestamp(out, row.ts_server);
-    for (f, v) in schema.fields.iter().zip(&row.values) {
+    field(out, &seq.to_be_bytes());
+    timestamp(out, ts_client);
+    timestamp(out, ts_server);
+    for (f, v) in schema.fields.iter().zip(values) {
         if !compatible(f.ty, v) {
             return Err(unstorable(
                 schema,

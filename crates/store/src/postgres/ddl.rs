@@ -1,4 +1,5 @@
 //! SQL text of the OML layout in PostgreSQL: column types, table DDL, COPY.
+//! The parts both back ends share are in [`crate::sql`].
 //!
 //! Identifiers are validated names (stream and field names by the protocol
 //! decoder, domains by [`omsp::names::is_valid_domain`]), checked here for
@@ -7,15 +8,22 @@
 use omsp::{OmlType, Schema};
 
 use crate::error::StoreError;
-use crate::sqlite::ddl::{quote, OML_COLUMNS};
+use crate::sql::{self, quote, ColumnTypes};
+
+pub use crate::sql::CREATE_SENDERS;
 
 /// Longest identifier PostgreSQL keeps (NAMEDATALEN − 1); longer ones are
 /// silently truncated, which could make two streams share a table.
 pub const MAX_IDENTIFIER: usize = 63;
 
-/// DDL of the senders table (the reference's, on both back ends).
-pub const CREATE_SENDERS: &str =
-    "CREATE TABLE _senders (name TEXT PRIMARY KEY, id INTEGER UNIQUE);";
+/// The reference's column types, except `oml_seq`, which is INT8 where the
+/// reference has INT4: text-mode clients send it as a C `long`, which
+/// exceeds 2^31−1 on long runs.
+const COLUMN_TYPES: ColumnTypes = ColumnTypes {
+    tuple_id: "SERIAL PRIMARY KEY",
+    oml: ["INT4", "INT8", "FLOAT8", "FLOAT8"],
+    field: pg_type,
+};
 
 /// The PostgreSQL column type of an OML type.
 ///
@@ -51,40 +59,22 @@ pub fn check_identifier(name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// `CREATE TABLE "<name>" (oml_tuple_id SERIAL PRIMARY KEY, …, "<f>" <T>, …);`
-///
-/// `oml_seq` is INT8 where the reference has INT4: text-mode clients send
-/// it as a C `long`, which exceeds 2^31−1 on long runs.
+/// `CREATE TABLE "<name>" (oml_tuple_id SERIAL PRIMARY KEY, …, "<f>" <T>, …);`,
+/// after checking the table and field names against [`MAX_IDENTIFIER`].
 pub fn create_table(schema: &Schema) -> Result<String, StoreError> {
     check_identifier(&schema.name)?;
-    let mut sql = format!(
-        "CREATE TABLE {} (oml_tuple_id SERIAL PRIMARY KEY, oml_sender_id INT4, \
-         oml_seq INT8, oml_ts_client FLOAT8, oml_ts_server FLOAT8",
-        quote(&schema.name)
-    );
     for f in &schema.fields {
         check_identifier(&f.name)?;
-        sql.push_str(", ");
-        sql.push_str(&quote(&f.name));
-        sql.push(' ');
-        sql.push_str(pg_type(f.ty));
     }
-    sql.push_str(");");
-    Ok(sql)
+    Ok(sql::create_table(schema, &COLUMN_TYPES))
 }
 
 /// `COPY "<name>" ("oml_sender_id",…,"<f>",…) FROM STDIN (FORMAT binary)`.
 pub fn copy_in(schema: &Schema) -> String {
-    let cols: Vec<String> = OML_COLUMNS
-        .iter()
-        .copied()
-        .chain(schema.fields.iter().map(|f| f.name.as_str()))
-        .map(quote)
-        .collect();
     format!(
         "COPY {} ({}) FROM STDIN (FORMAT binary)",
         quote(&schema.name),
-        cols.join(",")
+        sql::row_columns(schema)
     )
 }
 
@@ -112,6 +102,11 @@ mod tests {
     fn long_names_are_refused() {
         let long = "a".repeat(64);
         let s = Schema::parse(&format!("1 {long} x:int32")).unwrap();
+        assert!(matches!(
+            create_table(&s),
+            Err(StoreError::NameTooLong { .. })
+        ));
+        let s = Schema::parse(&format!("1 t {long}:int32")).unwrap();
         assert!(matches!(
             create_table(&s),
             Err(StoreError::NameTooLong { .. })

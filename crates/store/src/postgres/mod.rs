@@ -29,11 +29,12 @@ use omsp::Schema;
 
 pub use options::PgOptions;
 
+use crate::catalog::{CatalogDb, START_TIME_KEY};
+use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
 use crate::sink::Sink;
-use crate::sqlite::{CommitPolicy, START_TIME_KEY};
-use catalog::{insert_bookkeeping, Catalog, Table};
+use catalog::{Catalog, Table};
 
 /// Queued COPY bytes (over all tables) that trigger a flush before the
 /// commit, so memory stays bounded with large rows.
@@ -84,7 +85,7 @@ impl PgStore {
             uri: opts.uri(domain),
             created: false,
             start_time: None,
-            catalog: Catalog::default(),
+            catalog: Catalog::new(Client::NAME_CASE),
             senders: HashMap::new(),
             tx: None,
             queued_bytes: 0,
@@ -246,7 +247,7 @@ impl Sink for PgStore {
             return Ok(t);
         }
         self.flush()?;
-        self.guarded(|c, _| insert_bookkeeping(c, START_TIME_KEY, &client_start.to_string()))?;
+        self.guarded(|c, _| c.insert_bookkeeping(START_TIME_KEY, &client_start.to_string()))?;
         self.start_time = Some(client_start);
         Ok(client_start)
     }

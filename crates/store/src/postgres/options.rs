@@ -10,7 +10,7 @@ use ::postgres::{Client, Config, NoTls};
 use omsp::names::is_valid_domain;
 
 use crate::error::StoreError;
-use crate::sqlite::ddl::quote;
+use crate::sql::quote;
 
 /// Database the server connects to for administration (it always exists).
 const MAINTENANCE_DB: &str = "postgres";

@@ -1,13 +1,18 @@
-//! SQL text of the OML layout: column types, quoting, table DDL, inserts.
+//! SQL text of the OML layout in SQLite: column types, table DDL, inserts.
+//! The parts both back ends share are in [`crate::sql`].
 
 use omsp::{OmlType, Schema};
 
-/// The `oml_*` columns every stream table starts with, after `oml_tuple_id`.
-pub const OML_COLUMNS: [&str; 4] = ["oml_sender_id", "oml_seq", "oml_ts_client", "oml_ts_server"];
+use crate::sql::{self, ColumnTypes};
 
-/// DDL of the senders table (the reference's, byte for byte).
-pub const CREATE_SENDERS: &str =
-    "CREATE TABLE _senders (name TEXT PRIMARY KEY, id INTEGER UNIQUE);";
+pub use crate::sql::{quote, CREATE_SENDERS, OML_COLUMNS};
+
+/// The reference's column types: `oml_tuple_id` is the rowid.
+const COLUMN_TYPES: ColumnTypes = ColumnTypes {
+    tuple_id: "INTEGER PRIMARY KEY",
+    oml: ["INTEGER", "INTEGER", "REAL", "REAL"],
+    field: sql_type,
+};
 
 /// The SQLite column type the reference declares for an OML type.
 ///
@@ -31,43 +36,20 @@ pub fn sql_type(ty: OmlType) -> &'static str {
     }
 }
 
-/// Quotes an SQL identifier: `"name"`, with embedded quotes doubled. Stream
-/// and field names are validated before they get here; quoting is the second
-/// line of defence.
-pub fn quote(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
 /// `CREATE TABLE "<name>" (oml_tuple_id INTEGER PRIMARY KEY, …, "<f>" <T>, …);`
 pub fn create_table(schema: &Schema) -> String {
-    let mut sql = format!(
-        "CREATE TABLE {} (oml_tuple_id INTEGER PRIMARY KEY, oml_sender_id INTEGER, \
-         oml_seq INTEGER, oml_ts_client REAL, oml_ts_server REAL",
-        quote(&schema.name)
-    );
-    for f in &schema.fields {
-        sql.push_str(", ");
-        sql.push_str(&quote(&f.name));
-        sql.push(' ');
-        sql.push_str(sql_type(f.ty));
-    }
-    sql.push_str(");");
-    sql
+    sql::create_table(schema, &COLUMN_TYPES)
 }
 
 /// `INSERT INTO "<name>" ("oml_sender_id",…,"<f>",…) VALUES (?1,…);`
 pub fn insert(schema: &Schema) -> String {
-    let cols: Vec<String> = OML_COLUMNS
-        .iter()
-        .copied()
-        .chain(schema.fields.iter().map(|f| f.name.as_str()))
-        .map(quote)
+    let params: Vec<String> = (1..=OML_COLUMNS.len() + schema.fields.len())
+        .map(|i| format!("?{i}"))
         .collect();
-    let params: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
     format!(
         "INSERT INTO {} ({}) VALUES ({});",
         quote(&schema.name),
-        cols.join(","),
+        sql::row_columns(schema),
         params.join(",")
     )
 }

@@ -1,7 +1,6 @@
 //! The OML layout in SQLite: one `<domain>.sq3` file per experiment domain.
 
 mod catalog;
-mod commit;
 pub mod ddl;
 pub mod values;
 
@@ -14,15 +13,11 @@ use omsp::names::is_valid_domain;
 use omsp::Schema;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-pub use catalog::TABLE_KEY_PREFIX;
-pub use commit::CommitPolicy;
-
+use crate::catalog::{CatalogDb, START_TIME_KEY};
+use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
-use catalog::{insert_bookkeeping, Catalog};
-
-/// Bookkeeping key of the database's start time (Unix seconds, decimal).
-pub const START_TIME_KEY: &str = "start_time";
+use catalog::Catalog;
 
 /// Connection settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +91,7 @@ impl SqliteStore {
         }
         conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
         let mut store = SqliteStore {
-            catalog: Catalog::default(),
+            catalog: Catalog::new(Connection::NAME_CASE),
             conn,
             path,
             created: false,
@@ -112,7 +107,7 @@ impl SqliteStore {
     }
 
     fn init_layout(&mut self) -> Result<(), StoreError> {
-        self.catalog = Catalog::load(&self.conn, &self.path)?;
+        self.catalog = Catalog::load(&mut self.conn, &self.path.display().to_string())?;
         let has_senders: bool = self.conn.query_row(
             "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_senders'",
             [],
@@ -122,7 +117,7 @@ impl SqliteStore {
             self.conn.execute_batch(ddl::CREATE_SENDERS)?;
         }
         if self.catalog.find(omsp::metadata::SCHEMA0_NAME).is_none() {
-            self.catalog.register(&self.conn, &schema0())?;
+            self.catalog.register(&mut self.conn, &schema0())?;
         }
         self.start_time = self
             .conn
@@ -174,7 +169,8 @@ impl SqliteStore {
             return Ok(t);
         }
         self.begin()?;
-        insert_bookkeeping(&self.conn, START_TIME_KEY, &client_start.to_string())?;
+        self.conn
+            .insert_bookkeeping(START_TIME_KEY, &client_start.to_string())?;
         self.start_time = Some(client_start);
         Ok(client_start)
     }
@@ -198,7 +194,7 @@ impl SqliteStore {
     /// new one (renamed `_2`..`_9` if the name holds another definition).
     pub fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
         self.begin()?;
-        Ok(self.catalog.register(&self.conn, schema)?.0)
+        Ok(self.catalog.register(&mut self.conn, schema)?.0)
     }
 
     /// The schema of a table as stored (its name may carry a `_N` suffix).
@@ -229,16 +225,7 @@ impl SqliteStore {
             return;
         }
         if let Err(e) = self.begin() {
-            let reason = e.to_string();
-            for row in rows {
-                failed(
-                    row,
-                    StoreError::Layout {
-                        path: self.path.clone(),
-                        reason: reason.clone(),
-                    },
-                );
-            }
+            self.fail_all(rows, failed, &e.to_string());
             return;
         }
         let mut stored = 0;
@@ -254,30 +241,13 @@ impl SqliteStore {
     fn insert_run(&self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) -> usize {
         let id = rows[0].table;
         let Some(table) = self.catalog.get(id) else {
-            for row in rows {
-                failed(
-                    row,
-                    StoreError::Layout {
-                        path: self.path.clone(),
-                        reason: format!("unknown table id {}", id.0),
-                    },
-                );
-            }
+            self.fail_all(rows, failed, &format!("unknown table id {}", id.0));
             return 0;
         };
         let mut stmt = match self.conn.prepare_cached(&table.insert_sql) {
             Ok(stmt) => stmt,
             Err(e) => {
-                let reason = e.to_string();
-                for row in rows {
-                    failed(
-                        row,
-                        StoreError::Layout {
-                            path: self.path.clone(),
-                            reason: reason.clone(),
-                        },
-                    );
-                }
+                self.fail_all(rows, failed, &e.to_string());
                 return 0;
             }
         };
@@ -301,6 +271,19 @@ impl SqliteStore {
             }
         }
         stored
+    }
+
+    /// Reports every row of `rows` to `failed` with the same [`StoreError::Layout`] reason.
+    fn fail_all(&self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError), reason: &str) {
+        for row in rows {
+            failed(
+                row,
+                StoreError::Layout {
+                    path: self.path.clone(),
+                    reason: reason.to_owned(),
+                },
+            );
+        }
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {
