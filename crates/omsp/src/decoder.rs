@@ -228,9 +228,9 @@ impl Decoder {
                 if n > self.limits.max_line {
                     return self.fatal(
                         off,
-                        ErrorKind::LineTooLong {
+                        ErrorKind::Header(HeaderError::LineTooLong {
                             max: self.limits.max_line,
-                        },
+                        }),
                     );
                 }
                 if self.eof {
@@ -247,9 +247,9 @@ impl Decoder {
             if i > self.limits.max_line {
                 return self.fatal(
                     off,
-                    ErrorKind::LineTooLong {
+                    ErrorKind::Header(HeaderError::LineTooLong {
                         max: self.limits.max_line,
-                    },
+                    }),
                 );
             }
             let line = strip_cr(&avail[..i]);

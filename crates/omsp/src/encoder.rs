@@ -53,10 +53,7 @@ impl Encoder {
         I::IntoIter: ExactSizeIterator,
     {
         match self.content {
-            Content::Text => {
-                crate::text::encode_tuple(out, index, seq, ts, values);
-                Ok(())
-            }
+            Content::Text => crate::text::encode_tuple(out, index, seq, ts, values),
             Content::Binary => self.binary.encode_tuple(out, index, seq, ts, values),
         }
     }

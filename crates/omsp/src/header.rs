@@ -75,6 +75,12 @@ pub enum HeaderError {
         /// What was wrong with it.
         source: SchemaError,
     },
+    /// A header line is longer than the decoder's limit.
+    #[error("header line longer than {max} bytes")]
+    LineTooLong {
+        /// Configured maximum.
+        max: usize,
+    },
     /// A line is not UTF-8.
     #[error("header line is not valid UTF-8")]
     NotUtf8,

@@ -3,6 +3,7 @@
 use base64::Engine as _;
 
 use super::escape::escape_into;
+use crate::error::EncodeError;
 use crate::value::ValueRef;
 
 /// Appends a double in the shortest form that reads back exactly;
@@ -61,18 +62,66 @@ pub fn encode_value(out: &mut Vec<u8>, v: ValueRef<'_>) {
 }
 
 /// Appends one tuple as a text line: `ts TAB index TAB seq (TAB value)* LF`.
-pub fn encode_tuple<'a, I>(out: &mut Vec<u8>, index: u32, seq: i64, ts: f64, values: I)
+/// A vector of more than 65535 elements is refused (decoders read at most
+/// that many); on error nothing is appended.
+pub fn encode_tuple<'a, I>(
+    out: &mut Vec<u8>,
+    index: u32,
+    seq: i64,
+    ts: f64,
+    values: I,
+) -> Result<(), EncodeError>
 where
     I: IntoIterator<Item = ValueRef<'a>>,
 {
+    let start = out.len();
     put_double(out, ts);
     out.push(b'\t');
     put_int(out, index);
     out.push(b'\t');
     put_int(out, seq);
     for v in values {
+        if let Some(n) = vector_len(&v).filter(|&n| n > usize::from(u16::MAX)) {
+            out.truncate(start);
+            return Err(EncodeError::VectorTooLong(n));
+        }
         out.push(b'\t');
         encode_value(out, v);
     }
     out.push(b'\n');
+    Ok(())
+}
+
+fn vector_len(v: &ValueRef<'_>) -> Option<usize> {
+    Some(match v {
+        ValueRef::VecDouble(x) => x.len(),
+        ValueRef::VecInt32(x) => x.len(),
+        ValueRef::VecUInt32(x) => x.len(),
+        ValueRef::VecInt64(x) => x.len(),
+        ValueRef::VecUInt64(x) => x.len(),
+        ValueRef::VecBool(x) => x.len(),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_vectors_are_refused_and_nothing_is_written() {
+        let mut out = b"keep".to_vec();
+        let big = vec![0i32; 65536];
+        let err = encode_tuple(
+            &mut out,
+            1,
+            1,
+            0.5,
+            [ValueRef::Int32(1), ValueRef::VecInt32(&big)],
+        );
+        assert_eq!(err, Err(EncodeError::VectorTooLong(65536)));
+        assert_eq!(out, b"keep");
+        let ok = vec![0i32; 65535];
+        assert!(encode_tuple(&mut out, 1, 1, 0.5, [ValueRef::VecInt32(&ok)]).is_ok());
+    }
 }
