@@ -10,8 +10,11 @@
 //! - re-encoding the decoded tuples of a binary capture reproduces the
 //!   reference client's packets byte for byte.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::exact_json;
 use omsp::binary::BinaryEncoder;
 use omsp::{Decoder, Event, Header, OmlType, Sample, Value};
 use serde_json::Value as Json;
@@ -24,40 +27,6 @@ fn dir() -> PathBuf {
 
 fn read(name: &str) -> Vec<u8> {
     std::fs::read(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-// ---------------------------------------------------------------------------
-// Exact JSON: serde_json's default float parsing may be off by one ulp, so
-// every number is kept as its text ({"#": "<token>"}) and parsed here with
-// Rust's exact `str::parse`.
-
-fn exact_json(text: &str) -> Json {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len() * 2);
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'"' {
-            let start = i;
-            i += 1;
-            while b[i] != b'"' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i += 1;
-            out.push_str(&text[start..i]);
-        } else if b[i] == b'-' || b[i].is_ascii_digit() {
-            let start = i;
-            while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                i += 1;
-            }
-            out.push_str("{\"#\":\"");
-            out.push_str(&text[start..i]);
-            out.push_str("\"}");
-        } else {
-            out.push(char::from(b[i]));
-            i += 1;
-        }
-    }
-    serde_json::from_str(&out).expect("valid JSON")
 }
 
 fn num_text(j: &Json) -> Option<&str> {
