@@ -1,0 +1,4 @@
+//! The streamgauge injection-point library.
+#![deny(missing_docs)]
+
+pub mod spec;
