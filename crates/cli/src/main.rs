@@ -12,6 +12,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc frees memory allocated by another thread without taking that
+/// thread's arena lock, which glibc's allocator does: the server decodes
+/// tuples on its network threads and drops them on its database threads.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Measurement streams for network experiments, compatible with OML.
 #[derive(Debug, Parser)]
 #[command(name = "streamgauge", version, about, long_about = None, propagate_version = true)]

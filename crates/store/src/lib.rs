@@ -68,4 +68,4 @@ pub use commit::CommitPolicy;
 pub use error::StoreError;
 pub use row::{Row, TableId};
 pub use sink::Sink;
-pub use sqlite::{SqliteOptions, SqliteStore};
+pub use sqlite::{SqliteOptions, SqliteStore, MULTI_ROWS};

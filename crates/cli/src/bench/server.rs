@@ -317,9 +317,16 @@ fn scenario(
     }
     // The limit is measured right before and right after the scenario and
     // the faster run is kept: a neighbour's load cannot flatter the ratio.
-    let raw_seconds = match raw_before {
-        Some(before) => Some(before.min(raw_limit(tmp.path(), pg, schema, args, clients)?)),
-        None => None,
+    let (raw_seconds, raw_multi_seconds) = match raw_before {
+        Some(before) => {
+            let after = raw_limit(tmp.path(), pg, schema, args, clients)?;
+            let multi = match (before.1, after.1) {
+                (Some(b), Some(a)) => Some(b.min(a)),
+                _ => None,
+            };
+            (Some(before.0.min(after.0)), multi)
+        }
+        None => (None, None),
     };
     let row_insert = match pg {
         Some(pg) if args.insert_sample > 0 => Some(
@@ -334,6 +341,7 @@ fn scenario(
         rows: args.tuples,
         seconds: t1.duration_since(t0).as_secs_f64(),
         raw_seconds,
+        raw_multi_seconds,
         verified: checked.is_some(),
         checked_rows: checked.unwrap_or(0),
         commits,
@@ -342,21 +350,37 @@ fn scenario(
 }
 
 /// Seconds the raw limit took for the scenario's rows: prepared inserts
-/// into SQLite, or binary COPY into PostgreSQL.
+/// into SQLite (one row per execution, then multi-row as the store does),
+/// or binary COPY into PostgreSQL (no second method).
 fn raw_limit(
     dir: &Path,
     pg: Option<&PgTarget>,
     schema: &Schema,
     args: &ServerBenchArgs,
     clients: usize,
-) -> Result<f64> {
-    let took = match pg {
-        None => raw::measure(dir, schema, args.tuples, clients, args.raw_batch)
-            .context("raw insert limit")?,
-        Some(pg) => pg_raw::copy(pg, schema, args.tuples, clients, args.raw_batch)
-            .context("raw COPY limit")?,
-    };
-    Ok(took.as_secs_f64())
+) -> Result<(f64, Option<f64>)> {
+    Ok(match pg {
+        None => {
+            let single = raw::measure(dir, schema, args.tuples, clients, args.raw_batch, 1)
+                .context("raw insert limit")?;
+            let multi = raw::measure(
+                dir,
+                schema,
+                args.tuples,
+                clients,
+                args.raw_batch,
+                store::MULTI_ROWS,
+            )
+            .context("raw multi-row insert limit")?;
+            (single.as_secs_f64(), Some(multi.as_secs_f64()))
+        }
+        Some(pg) => (
+            pg_raw::copy(pg, schema, args.tuples, clients, args.raw_batch)
+                .context("raw COPY limit")?
+                .as_secs_f64(),
+            None,
+        ),
+    })
 }
 
 fn progress(len: u64, name: &str) -> ProgressBar {

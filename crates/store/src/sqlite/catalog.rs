@@ -20,12 +20,28 @@ pub struct Table {
     pub schema: Schema,
     /// Its INSERT statement (prepared once, then served from the statement cache).
     pub insert_sql: String,
+    /// Rows per multi-row INSERT for this table (1: none, too many columns).
+    pub multi_rows: usize,
+    /// One INSERT of `multi_rows` rows, for full runs of rows (same cache).
+    pub insert_multi_sql: String,
 }
+
+/// Most rows per multi-row INSERT. SQLite's fixed cost per statement
+/// execution (reset, cursor set-up, VDBE start and halt) is paid once per
+/// this many rows.
+pub const MULTI_ROWS: usize = 64;
+
+/// SQLite's default bound on parameters per statement (`SQLITE_MAX_VARIABLE_NUMBER`).
+const MAX_PARAMETERS: usize = 32_766;
 
 impl StreamTable for Table {
     fn from_schema(schema: Schema) -> Table {
+        let columns = ddl::OML_COLUMNS.len() + schema.fields.len();
+        let multi_rows = (MAX_PARAMETERS / columns).clamp(1, MULTI_ROWS);
         Table {
             insert_sql: ddl::insert(&schema),
+            multi_rows,
+            insert_multi_sql: ddl::insert_rows(&schema, multi_rows),
             schema,
         }
     }

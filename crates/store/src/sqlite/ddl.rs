@@ -43,14 +43,19 @@ pub fn create_table(schema: &Schema) -> String {
 
 /// `INSERT INTO "<name>" ("oml_sender_id",…,"<f>",…) VALUES (?1,…);`
 pub fn insert(schema: &Schema) -> String {
-    let params: Vec<String> = (1..=OML_COLUMNS.len() + schema.fields.len())
-        .map(|i| format!("?{i}"))
-        .collect();
+    insert_rows(schema, 1)
+}
+
+/// One INSERT of `rows` rows: `… VALUES (?,…),(?,…),…;`, parameters
+/// numbered row after row (row `r`, column `c` is `r * columns + c + 1`).
+pub fn insert_rows(schema: &Schema, rows: usize) -> String {
+    let columns = OML_COLUMNS.len() + schema.fields.len();
+    let one = format!("({})", vec!["?"; columns].join(","));
     format!(
-        "INSERT INTO {} ({}) VALUES ({});",
+        "INSERT INTO {} ({}) VALUES {};",
         quote(&schema.name),
         sql::row_columns(schema),
-        params.join(",")
+        vec![one; rows.max(1)].join(",")
     )
 }
 
@@ -70,8 +75,10 @@ mod tests {
         assert_eq!(
             insert(&s),
             "INSERT INTO \"a_b\" (\"oml_sender_id\",\"oml_seq\",\"oml_ts_client\",\
-             \"oml_ts_server\",\"x\",\"y\",\"g\") VALUES (?1,?2,?3,?4,?5,?6,?7);"
+             \"oml_ts_server\",\"x\",\"y\",\"g\") VALUES (?,?,?,?,?,?,?);"
         );
+        assert!(insert_rows(&s, 3)
+            .ends_with(" VALUES (?,?,?,?,?,?,?),(?,?,?,?,?,?,?),(?,?,?,?,?,?,?);"));
         assert_eq!(quote("a\"b"), "\"a\"\"b\"");
     }
 }

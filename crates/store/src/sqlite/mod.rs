@@ -18,6 +18,7 @@ use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
 use catalog::Catalog;
+pub use catalog::MULTI_ROWS;
 
 /// Connection settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,6 +254,43 @@ impl SqliteStore {
         };
         let fields = table.schema.fields.len();
         let mut stored = 0;
+        let mut rest = rows;
+        // Full groups of well-formed rows go in one multi-row INSERT each; a
+        // group that fails (the statement is atomic) is retried row by row
+        // below, so the failing row is reported and the others are kept.
+        while table.multi_rows > 1 && rest.len() >= table.multi_rows {
+            let (group, tail) = rest.split_at(table.multi_rows);
+            if group.iter().all(|r| r.values.len() == fields)
+                && self.execute_multi(&table.insert_multi_sql, group).is_ok()
+            {
+                stored += group.len();
+            } else {
+                stored += Self::execute_each(&mut stmt, table, group, failed);
+            }
+            rest = tail;
+        }
+        stored + Self::execute_each(&mut stmt, table, rest, failed)
+    }
+
+    /// Inserts `group` with one statement.
+    fn execute_multi(&self, sql: &str, group: &[Row]) -> rusqlite::Result<()> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut index = 1;
+        for row in group {
+            index = bind_row(&mut stmt, index, row)?;
+        }
+        stmt.raw_execute().map(|_| ())
+    }
+
+    /// Inserts rows one statement each; returns how many were stored.
+    fn execute_each(
+        stmt: &mut rusqlite::Statement<'_>,
+        table: &catalog::Table,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> usize {
+        let fields = table.schema.fields.len();
+        let mut stored = 0;
         for row in rows {
             if row.values.len() != fields {
                 failed(
@@ -265,8 +303,8 @@ impl SqliteStore {
                 );
                 continue;
             }
-            match execute(&mut stmt, row) {
-                Ok(()) => stored += 1,
+            match bind_row(stmt, 1, row).and_then(|_| stmt.raw_execute()) {
+                Ok(_) => stored += 1,
                 Err(e) => failed(row, e.into()),
             }
         }
@@ -326,16 +364,22 @@ impl SqliteStore {
     }
 }
 
-/// Binds and runs the INSERT of one row.
-fn execute(stmt: &mut rusqlite::Statement<'_>, row: &Row) -> rusqlite::Result<()> {
-    stmt.raw_bind_parameter(1, row.sender)?;
-    stmt.raw_bind_parameter(2, row.seq)?;
-    stmt.raw_bind_parameter(3, finite_or_null(row.ts_client))?;
-    stmt.raw_bind_parameter(4, finite_or_null(row.ts_server))?;
-    for (i, v) in row.values.iter().enumerate() {
-        values::bind(stmt, 5 + i, v)?;
+/// Binds one row's columns from parameter `first` on; returns the next free parameter.
+fn bind_row(
+    stmt: &mut rusqlite::Statement<'_>,
+    first: usize,
+    row: &Row,
+) -> rusqlite::Result<usize> {
+    stmt.raw_bind_parameter(first, row.sender)?;
+    stmt.raw_bind_parameter(first + 1, row.seq)?;
+    stmt.raw_bind_parameter(first + 2, finite_or_null(row.ts_client))?;
+    stmt.raw_bind_parameter(first + 3, finite_or_null(row.ts_server))?;
+    let mut index = first + 4;
+    for v in &row.values {
+        values::bind(stmt, index, v)?;
+        index += 1;
     }
-    stmt.raw_execute().map(|_| ())
+    Ok(index)
 }
 
 fn finite_or_null(x: f64) -> Option<f64> {
