@@ -1,6 +1,7 @@
 //! `streamgauge server`: the collection server (an oml2-server replacement).
 
 mod file;
+mod privileges;
 mod security;
 mod signals;
 
@@ -30,7 +31,7 @@ server cleanly: connections are drained, everything accepted is committed,
 databases are closed and the event hook gets EXIT.
 
 Settings come from, in order of precedence: the command line, the
-environment (OML_SQLITE_DIR for --data-dir), the --config file (key = value
+environment (OML_SQLITE_DIR for --data-dir, PGPASSWORD for --pg-pass), the --config file (key = value
 lines, keys named like the long options), the defaults.";
 
 /// Storage back ends.
@@ -66,8 +67,8 @@ pub struct ServerArgs {
     /// PostgreSQL user [default: oml].
     #[arg(long, value_name = "USER")]
     pub pg_user: Option<String>,
-    /// PostgreSQL password.
-    #[arg(long, value_name = "PASS")]
+    /// PostgreSQL password (prefer the environment or the config file: other users can read a command line).
+    #[arg(long, value_name = "PASS", env = "PGPASSWORD", hide_env_values = true)]
     pub pg_pass: Option<String>,
     /// Extra libpq connection parameters.
     #[arg(long, value_name = "CONNINFO")]
@@ -84,6 +85,12 @@ pub struct ServerArgs {
     /// Log level: -2 error, -1 warning, 0 info, 1 or more debug [default: 0].
     #[arg(short = 'd', long, value_name = "LEVEL", allow_negative_numbers = true)]
     pub debug_level: Option<i32>,
+    /// Run as this user once the listening ports are bound (needs root).
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Run as this group (with --user) [default: the user's primary group].
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
     /// Configuration file (key = value lines; see the description).
     #[arg(short = 'c', long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -101,6 +108,7 @@ pub struct ServerArgs {
 /// Everything resolved: what the server and the logger need.
 struct Resolved {
     server: ServerConfig,
+    identity: Option<privileges::Identity>,
     logfile: Option<PathBuf>,
     level: tracing::Level,
 }
@@ -201,8 +209,12 @@ impl ServerArgs {
             0 => tracing::Level::INFO,
             _ => tracing::Level::DEBUG,
         };
+        let user = self.user.as_deref().or_else(|| file.get("user"));
+        let group = self.group.as_deref().or_else(|| file.get("group"));
+        let identity = privileges::Identity::resolve(user, group)?;
         Ok(Resolved {
             server,
+            identity,
             logfile,
             level,
         })
@@ -270,7 +282,17 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         let mut signals = signals::Signals::install(resolved.server.auth.is_some())?;
+        let data_dir = match resolved.server.backend {
+            ::server::Backend::Sqlite => Some(resolved.server.data_dir.clone()),
+            ::server::Backend::Postgres(_) => None,
+        };
         let server = Server::start(resolved.server).await?;
+        if let Some(identity) = &resolved.identity {
+            if let Err(e) = identity.assume(data_dir.as_deref()) {
+                server.shutdown().await;
+                return Err(e);
+            }
+        }
         signals.wait(&server).await?;
         tracing::info!("shutting down");
         server.shutdown().await;

@@ -3,7 +3,7 @@
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
 //! `pg-user`, `pg-pass`, `pg-connect`, `auth-file`, `auth-required`,
-//! `tls-cert`, `tls-key`, `tls-required`; `auth-required` and `tls-required`
+//! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`; `auth-required` and `tls-required`
 //! take `true` or `false`). `bind` may be given several times.
 //! `#` starts a comment line; blank lines are ignored; unknown keys are
 //! errors. Precedence: command line > environment > file > default.
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 20] = [
+pub const KEYS: [&str; 22] = [
     "listen",
     "bind",
     "data-dir",
@@ -34,6 +34,8 @@ pub const KEYS: [&str; 20] = [
     "pg-user",
     "pg-pass",
     "pg-connect",
+    "user",
+    "group",
 ];
 
 /// Parsed file: key → values in file order.

@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-
 /// Tuples per measurement point.
 pub const N: i64 = 200;
 
