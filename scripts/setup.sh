@@ -13,7 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 # measurement, collection server backends, network tests, passive capture).
 APT_PACKAGES=(
     build-essential pkg-config
-    clang llvm libelf-dev zlib1g-dev
+    clang llvm libelf-dev zlib1g-dev libbpf-dev bpftool ethtool
     sqlite3 libsqlite3-dev
     postgresql postgresql-client libpq-dev
     iproute2 iperf3 iputils-ping tshark jq netcat-openbsd
