@@ -15,14 +15,19 @@ use omsp::names::is_valid_domain;
 use omsp::{Decoder, Event, Header, Sample, Schema};
 use store::metadata::{classify, MetadataTuple};
 use store::{Row, TableId};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::oneshot;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::{oneshot, watch};
 
 use crate::auth::Auth;
 use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
+use crate::session::{self, Claim, Request};
 use crate::shutdown::Shutdown;
-use crate::writer::{Attached, Command};
+use crate::writer::{Attached, Command, Progress};
+
+/// How long a finished resumable connection waits for the commit that
+/// acknowledges its last rows.
+const LAST_ACK: Duration = Duration::from_secs(3);
 
 /// How long a connection keeps reading, after shutdown was requested, for
 /// data its client had already sent.
@@ -49,6 +54,8 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// Token authentication (`--auth-file`); `None`: every domain is open.
     pub auth: Option<Arc<Auth>>,
+    /// Resumable sessions being served.
+    pub sessions: session::Sessions,
 }
 
 /// Why a connection ended (for the log).
@@ -60,8 +67,35 @@ enum End {
     Idle,
     /// The server is shutting down.
     Shutdown,
+    /// A newer connection of the same resumable session took over.
+    Superseded,
     /// A protocol or storage error that the session cannot survive.
     Error(String),
+}
+
+/// A resumable session's state on its connection (spec §3.6).
+struct Resumable {
+    /// Session id.
+    id: Arc<str>,
+    /// Data offset of the first byte after the header on this connection.
+    base: u64,
+    /// Decoder offset where the data starts (the end of the header).
+    header_end: u64,
+    /// Decoder offset just after the last tuple handled.
+    boundary: u64,
+    /// This connection serves the session.
+    claim: Claim,
+    /// End of this connection's data, once known, for the last ack.
+    last: watch::Sender<Option<u64>>,
+    /// The task writing acks.
+    acks: tokio::task::JoinHandle<()>,
+}
+
+impl Resumable {
+    /// Data offset of the last tuple boundary.
+    fn offset(&self) -> u64 {
+        self.base + (self.boundary - self.header_end)
+    }
 }
 
 /// The session a header opened.
@@ -99,16 +133,21 @@ struct Connection {
     now: f64,
     /// Rows handed to the writer so far.
     rows: u64,
+    /// Set when the header asked for a resumable session.
+    resumable: Option<Resumable>,
+    /// The socket's write half until a back-channel needs it.
+    out: Option<Box<dyn AsyncWrite + Send + Unpin>>,
 }
 
 /// Serves one client until it leaves, errs, idles out or shutdown drains it.
 /// `stream` is the TCP socket, or the TLS session on it.
-pub async fn serve<S: AsyncRead + Unpin>(
+pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
     stream: S,
     peer: SocketAddr,
     shared: Arc<Shared>,
     shutdown: Shutdown,
 ) {
+    let (stream, out) = tokio::io::split(stream);
     tracing::info!(client = %peer, "client connected");
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
@@ -121,14 +160,18 @@ pub async fn serve<S: AsyncRead + Unpin>(
         session: None,
         now: 0.0,
         rows: 0,
+        resumable: None,
+        out: Some(Box::new(out)),
     };
     let end = conn.run(stream, shutdown).await;
+    conn.last_ack(!matches!(end, End::Superseded)).await;
     let client = peer;
     let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
     let reason = match end {
         End::Closed => CloseReason::Closed,
         End::Idle => CloseReason::Idle,
         End::Shutdown => CloseReason::Shutdown,
+        End::Superseded => CloseReason::Closed,
         End::Error(_) => CloseReason::Error,
     };
     match end {
@@ -192,6 +235,10 @@ impl Connection {
             };
             let read = tokio::select! {
                 r = read_for(&mut stream, &mut buf, limit) => r,
+                () = superseded(self.resumable.as_ref()) => {
+                    self.finish().await;
+                    return End::Superseded;
+                }
                 () = shutdown.requested(), if !draining => {
                     drain_until = Some(Instant::now() + MAX_DRAIN);
                     continue;
@@ -265,7 +312,12 @@ impl Connection {
                         session.tables.insert(s.index, id);
                     }
                 }
-                Ok(Event::Sample(s)) => self.sample(s).await?,
+                Ok(Event::Sample(s)) => {
+                    self.sample(s).await?;
+                    if let Some(r) = &mut self.resumable {
+                        r.boundary = self.decoder.offset();
+                    }
+                }
             }
             if self.batch.len() >= self.shared.batch_rows {
                 self.flush().await?;
@@ -334,7 +386,76 @@ impl Connection {
                 session.tables.insert(schema.index, id);
             }
         }
+        if let Some(request) = Request::from_header(&h)? {
+            self.start_resumable(domain, request, sender_id).await?;
+        }
         Ok(())
+    }
+
+    /// Claims the session, tells the sender where to resume, and starts
+    /// the acknowledgements.
+    async fn start_resumable(
+        &mut self,
+        domain: &str,
+        request: Request,
+        sender_id: i64,
+    ) -> Result<(), String> {
+        let claim = self.shared.sessions.claim(domain, &request.id).await?;
+        let id: Arc<str> = Arc::from(request.id.as_str());
+        let session = self.session.as_ref().ok_or("session before header")?;
+        let (reply, answer) = oneshot::channel();
+        session
+            .db
+            .send(Command::Resume {
+                session: Arc::clone(&id),
+                reply,
+            })
+            .await
+            .map_err(|()| "database writer is gone")?;
+        let (stored, committed) = answer
+            .await
+            .map_err(|_| "database writer is gone".to_owned())?
+            .map_err(|e| format!("session {id}: {e}"))?;
+        let mut out = self.out.take().ok_or("back-channel already in use")?;
+        session::send_resume(&mut out, stored)
+            .await
+            .map_err(|e| format!("session {id}: writing the resume line: {e}"))?;
+        if request.offset > stored {
+            tracing::warn!(client = %self.peer, session = %id, announced = request.offset, stored,
+                "sender announced data beyond what is stored; it must resend from the stored offset");
+        }
+        tracing::info!(client = %self.peer, session = %id, offset = stored, sender_id, "session resumed");
+        let (last, last_rx) = watch::channel(None);
+        let acks = tokio::spawn(session::send_acks(out, stored, committed, last_rx));
+        let header_end = self.decoder.offset();
+        self.resumable = Some(Resumable {
+            id,
+            base: stored,
+            header_end,
+            boundary: header_end,
+            claim,
+            last,
+            acks,
+        });
+        Ok(())
+    }
+
+    /// Waits (briefly) until a resumable session's last rows are
+    /// acknowledged, so a sender that closes cleanly learns they are stored.
+    async fn last_ack(&mut self, wait: bool) {
+        let Some(r) = self.resumable.take() else {
+            return;
+        };
+        if !wait {
+            r.acks.abort();
+            return;
+        }
+        let end = r.offset();
+        let _ = r.last.send(Some(end));
+        let mut acks = r.acks;
+        if tokio::time::timeout(LAST_ACK, &mut acks).await.is_err() {
+            acks.abort();
+        }
     }
 
     /// Finds or creates the table of `schema` (after handing over pending
@@ -412,14 +533,28 @@ impl Connection {
         let next = Vec::with_capacity(self.shared.batch_rows);
         let rows = std::mem::replace(&mut self.batch, next);
         let n = rows.len() as u64;
+        let progress = self.resumable.as_ref().map(|r| Progress {
+            session: Arc::clone(&r.id),
+            sender: session.sender_id,
+            offset: r.offset(),
+        });
         session
             .db
-            .send(Command::Rows(rows))
+            .send(Command::Rows(rows, progress))
             .await
             .map_err(|()| "database writer is gone".to_owned())?;
         session.metrics.received.fetch_add(n, Ordering::Relaxed);
         self.rows += n;
         Ok(())
+    }
+}
+
+/// Resolves when a newer connection takes the session over; never for a
+/// connection without a resumable session.
+async fn superseded(r: Option<&Resumable>) {
+    match r {
+        Some(r) => r.claim.superseded().await,
+        None => std::future::pending().await,
     }
 }
 

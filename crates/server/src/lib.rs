@@ -40,6 +40,7 @@ pub mod hook;
 pub mod metrics;
 mod registry;
 mod server;
+pub mod session;
 mod shutdown;
 pub mod tls;
 mod transport;

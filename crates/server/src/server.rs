@@ -133,6 +133,7 @@ impl Server {
             batch_rows: config.batch_rows.max(1),
             metrics: Arc::clone(&metrics),
             auth: auth.clone(),
+            sessions: Default::default(),
         });
         let (trigger, shutdown) = Shutdown::new();
         // Every connection task holds a clone; recv() returns None once all are done.

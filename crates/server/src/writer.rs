@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use omsp::Schema;
+use std::collections::HashMap;
 use store::{CommitPolicy, PgStore, Row, Sink, SqliteOptions, SqliteStore, StoreError, TableId};
-use tokio::sync::{mpsc, oneshot};
+
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::Backend;
 use crate::hook::{Hook, HookEvent};
@@ -51,8 +53,36 @@ pub enum Command {
         /// Where the table id (or why there is none) goes.
         reply: oneshot::Sender<Result<TableId, String>>,
     },
-    /// Rows to insert.
-    Rows(Vec<Row>),
+    /// Rows to insert, and how far they take a resumable session.
+    Rows(Vec<Row>, Option<Progress>),
+    /// A resumable session (spec §3.6) starts a connection: where it resumes,
+    /// and a feed of its committed offset for the acknowledgements.
+    Resume {
+        /// Session id.
+        session: Arc<str>,
+        /// Where the answer goes: the stored offset and the ack feed.
+        reply: oneshot::Sender<Result<(u64, watch::Receiver<u64>), String>>,
+    },
+}
+
+/// How far a batch of rows takes a resumable session.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Session id.
+    pub session: Arc<str>,
+    /// The session's sender (`oml_sender_id`).
+    pub sender: i64,
+    /// Data offset just after the batch's last tuple.
+    pub offset: u64,
+}
+
+/// A resumable session as its writer tracks it.
+#[derive(Debug)]
+struct Tracked {
+    /// Offset covered by rows written (committed or in the open transaction).
+    stored: u64,
+    /// Offset covered by committed rows; connections turn changes into acks.
+    committed: watch::Sender<u64>,
 }
 
 /// Everything a writer thread needs to open its database.
@@ -116,11 +146,14 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     };
     tracing::info!(domain, db = %db.description(), new = db.is_new(), "database open");
     setup.hook.event(event, &uri);
+    let mut sessions: HashMap<Arc<str>, Tracked> = HashMap::new();
     loop {
         let cmd = match rx.try_recv() {
             Ok(cmd) => cmd,
             Err(mpsc::error::TryRecvError::Empty) => {
-                commit(&mut db, &setup.commit, true, domain);
+                if commit(&mut db, &setup.commit, true, domain) {
+                    acknowledge(&mut sessions);
+                }
                 match rx.blocking_recv() {
                     Some(cmd) => cmd,
                     None => break,
@@ -128,8 +161,10 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             }
             Err(mpsc::error::TryRecvError::Disconnected) => break,
         };
-        execute(&mut db, cmd, domain);
-        commit(&mut db, &setup.commit, false, domain);
+        execute(&mut db, cmd, domain, &mut sessions);
+        if commit(&mut db, &setup.commit, false, domain) {
+            acknowledge(&mut sessions);
+        }
     }
     if let Err(e) = db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
@@ -138,7 +173,12 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     setup.hook.event(HookEvent::DbClosed, &uri);
 }
 
-fn execute<S: Sink>(db: &mut S, cmd: Command, domain: &str) {
+fn execute<S: Sink>(
+    db: &mut S,
+    cmd: Command,
+    domain: &str,
+    sessions: &mut HashMap<Arc<str>, Tracked>,
+) {
     match cmd {
         Command::Attach {
             start_time,
@@ -152,13 +192,19 @@ fn execute<S: Sink>(db: &mut S, cmd: Command, domain: &str) {
             let res = db.register_schema(&schema).map_err(|e| e.to_string());
             let _ = reply.send(res);
         }
-        Command::Rows(rows) => {
+        Command::Rows(rows, progress) => {
             let mut failed = Vec::new();
             db.insert_batch(&rows, &mut |row, e| failed.push((row.table, row.seq, e)));
             for (table, seq, e) in failed {
                 let table = db.table_name(table);
                 tracing::error!(domain, table, seq, error = %e, "row not stored");
             }
+            if let Some(p) = progress {
+                advance(db, domain, sessions, p);
+            }
+        }
+        Command::Resume { session, reply } => {
+            let _ = reply.send(resume(db, sessions, session).map_err(|e| e.to_string()));
         }
     }
 }
@@ -172,9 +218,64 @@ fn attach<S: Sink>(db: &mut S, start_time: i64, sender: &str) -> Result<Attached
     })
 }
 
-fn commit<S: Sink>(db: &mut S, policy: &CommitPolicy, idle: bool, domain: &str) {
-    if let Err(e) = db.commit_if_due(policy, idle) {
-        tracing::error!(domain, error = %e, "commit failed; will retry");
+/// Commits if due; true if a commit happened.
+fn commit<S: Sink>(db: &mut S, policy: &CommitPolicy, idle: bool, domain: &str) -> bool {
+    match db.commit_if_due(policy, idle) {
+        Ok(done) => done,
+        Err(e) => {
+            tracing::error!(domain, error = %e, "commit failed; will retry");
+            false
+        }
+    }
+}
+
+/// Where `session` resumes: the offset its rows were written up to.
+fn resume<S: Sink>(
+    db: &mut S,
+    sessions: &mut HashMap<Arc<str>, Tracked>,
+    session: Arc<str>,
+) -> Result<(u64, watch::Receiver<u64>), StoreError> {
+    if let Some(t) = sessions.get(&session) {
+        return Ok((t.stored, t.committed.subscribe()));
+    }
+    let stored = db.session_offset(&session)?;
+    let (committed, rx) = watch::channel(stored);
+    sessions.insert(session, Tracked { stored, committed });
+    Ok((stored, rx))
+}
+
+/// Records a session's progress in the open transaction.
+fn advance<S: Sink>(
+    db: &mut S,
+    domain: &str,
+    sessions: &mut HashMap<Arc<str>, Tracked>,
+    p: Progress,
+) {
+    let stored = sessions.get(&p.session).map(|t| t.stored);
+    if stored.is_some_and(|s| p.offset <= s) {
+        return;
+    }
+    match db.set_session_offset(&p.session, p.sender, p.offset) {
+        Ok(()) => {
+            if let Some(t) = sessions.get_mut(&p.session) {
+                t.stored = p.offset;
+            }
+        }
+        // The rows are in; only the resume point lags, so a resumed sender
+        // may send them again. Logged loudly: that would duplicate rows.
+        Err(e) => tracing::error!(domain, session = %p.session, error = %e,
+            "cannot record the session's offset"),
+    }
+}
+
+/// After a commit: everything written is now durable.
+fn acknowledge(sessions: &mut HashMap<Arc<str>, Tracked>) {
+    for t in sessions.values() {
+        t.committed.send_if_modified(|c| {
+            let moved = *c < t.stored;
+            *c = t.stored;
+            moved
+        });
     }
 }
 
@@ -189,7 +290,10 @@ fn refuse_all(rx: &mut mpsc::Receiver<Command>, reason: &str) {
             Command::Register { reply, .. } => {
                 let _ = reply.send(Err(reason.to_owned()));
             }
-            Command::Rows(_) => {}
+            Command::Rows(..) => {}
+            Command::Resume { reply, .. } => {
+                let _ = reply.send(Err(reason.to_owned()));
+            }
         }
     }
 }

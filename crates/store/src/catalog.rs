@@ -31,6 +31,9 @@ pub const START_TIME_KEY: &str = "start_time";
 /// The senders table: not a stream table, even before it is created.
 pub const SENDERS_TABLE: &str = "_senders";
 
+/// Resume state of resumable sessions (spec §3.6; not a stream table).
+pub const SESSIONS_TABLE: &str = "_streamgauge_sessions";
+
 /// The `table_<name>` bookkeeping rows, oldest first. Bookkeeping rows have
 /// no sender, which tells them apart from client metadata with the same key.
 pub const SCHEMA_ROWS_SQL: &str = "SELECT key, value FROM _experiment_metadata \
@@ -181,10 +184,11 @@ impl<T: StreamTable> Catalog<T> {
             }
         }
         let senders = case.key(SENDERS_TABLE);
+        let sessions = case.key(SESSIONS_TABLE);
         for name in existing {
             let key = case.key(&name);
             if !cat.by_name.contains_key(&key) {
-                if key != senders && !D::is_internal(&key) {
+                if key != senders && key != sessions && !D::is_internal(&key) {
                     tracing::warn!(db = db_name, table = %name, "table has no schema row; ignoring it");
                 }
                 cat.foreign.insert(key);

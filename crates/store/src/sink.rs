@@ -56,6 +56,15 @@ pub trait Sink {
         }
     }
 
+    /// The data offset up to which resumable session `id` (spec §3.6) has
+    /// been stored, counting rows written in the open transaction; 0 for a
+    /// session this database has never seen.
+    fn session_offset(&mut self, id: &str) -> Result<u64, StoreError>;
+
+    /// Records, in the open transaction (so it commits with the rows it
+    /// covers), that session `id` of sender `sender` is stored up to `offset`.
+    fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError>;
+
     /// Commits if `policy` says so (`idle`: the caller has nothing queued);
     /// returns whether it did.
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError>;
@@ -104,6 +113,14 @@ impl Sink for SqliteStore {
 
     fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
         SqliteStore::insert_batch(self, rows, failed)
+    }
+
+    fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
+        SqliteStore::session_offset(self, id)
+    }
+
+    fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
+        SqliteStore::set_session_offset(self, id, sender, offset)
     }
 
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {

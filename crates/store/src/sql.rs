@@ -17,6 +17,11 @@ pub const OML_COLUMN_COUNT: usize = 1 + OML_COLUMNS.len();
 pub const CREATE_SENDERS: &str =
     "CREATE TABLE _senders (name TEXT PRIMARY KEY, id INTEGER UNIQUE);";
 
+/// Resume state of streamgauge's resumable sessions (spec §3.6), created on
+/// first use only, so databases of stock clients never have it.
+pub const CREATE_SESSIONS: &str = "CREATE TABLE IF NOT EXISTS _streamgauge_sessions \
+     (session TEXT PRIMARY KEY, sender_id INTEGER, data_offset BIGINT);";
+
 /// Quotes an SQL identifier: `"name"`, with embedded quotes doubled. Stream
 /// and field names are validated before they get here; quoting is the second
 /// line of defence.

@@ -95,6 +95,14 @@ impl<S: Sink> Sink for Metered<S> {
             .fetch_add(bad, Ordering::Relaxed);
     }
 
+    fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
+        self.inner.session_offset(id)
+    }
+
+    fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
+        self.inner.set_session_offset(id, sender, offset)
+    }
+
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
         let done = self.inner.commit_if_due(policy, idle)?;
         if done {

@@ -302,6 +302,41 @@ impl Sink for PgStore {
         Ok(())
     }
 
+    fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
+        let offset: Option<i64> = self.guarded(|c, _| {
+            let exists: bool = c
+                .query_one(
+                    "SELECT to_regclass('_streamgauge_sessions') IS NOT NULL",
+                    &[],
+                )?
+                .get(0);
+            if !exists {
+                return Ok(None);
+            }
+            Ok(c.query_opt(
+                "SELECT data_offset FROM _streamgauge_sessions WHERE session = $1",
+                &[&id],
+            )?
+            .map(|r| r.get(0)))
+        })?;
+        Ok(offset.map_or(0, |o| u64::try_from(o).unwrap_or(0)))
+    }
+
+    fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
+        let sender = i32::try_from(sender).unwrap_or(i32::MAX);
+        let offset = offset as i64;
+        self.guarded(|c, _| {
+            c.batch_execute(crate::sql::CREATE_SESSIONS)?;
+            c.execute(
+                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
+                 VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
+                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
+                &[&id, &sender, &offset],
+            )?;
+            Ok(())
+        })
+    }
+
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
         match self.tx {
             Some((started, rows)) if policy.due(rows, started, idle) => {

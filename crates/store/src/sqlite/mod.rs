@@ -191,6 +191,44 @@ impl SqliteStore {
         Ok(id)
     }
 
+    /// The stored data offset of resumable session `id` (0 if unknown).
+    pub fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
+        let exists: bool = self.conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' \
+             AND name = '_streamgauge_sessions'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            return Ok(0);
+        }
+        let offset: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT data_offset FROM _streamgauge_sessions WHERE session = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        Ok(offset.map_or(0, |o| u64::try_from(o).unwrap_or(0)))
+    }
+
+    /// Records, in the open transaction, that session `id` is stored up to `offset`.
+    pub fn set_session_offset(
+        &mut self,
+        id: &str,
+        sender: i64,
+        offset: u64,
+    ) -> Result<(), StoreError> {
+        self.begin()?;
+        self.conn.execute_batch(crate::sql::CREATE_SESSIONS)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
+                 VALUES (?1, ?2, ?3) ON CONFLICT(session) DO UPDATE SET \
+                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
+            )?
+            .execute(rusqlite::params![id, sender, offset as i64])?;
+        Ok(())
+    }
+
     /// The table for `schema`: an existing one of the same definition, or a
     /// new one (renamed `_2`..`_9` if the name holds another definition).
     pub fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
