@@ -85,6 +85,9 @@ pub struct ServerArgs {
     /// Log level: -2 error, -1 warning, 0 info, 1 or more debug [default: 0].
     #[arg(short = 'd', long, value_name = "LEVEL", allow_negative_numbers = true)]
     pub debug_level: Option<i32>,
+    /// Feedback rules (TOML, see docs/feedback.md): control messages sent to senders that accept them when conditions hold. Re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub feedback_rules: Option<PathBuf>,
     /// Run as this user once the listening ports are bound (needs root).
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
@@ -108,6 +111,8 @@ pub struct ServerArgs {
 /// Everything resolved: what the server and the logger need.
 struct Resolved {
     server: ServerConfig,
+    /// The feedback rules file, re-read on SIGHUP.
+    rules_file: Option<PathBuf>,
     identity: Option<privileges::Identity>,
     logfile: Option<PathBuf>,
     level: tracing::Level,
@@ -212,8 +217,18 @@ impl ServerArgs {
         let user = self.user.as_deref().or_else(|| file.get("user"));
         let group = self.group.as_deref().or_else(|| file.get("group"));
         let identity = privileges::Identity::resolve(user, group)?;
+        let rules_file = self
+            .feedback_rules
+            .clone()
+            .or_else(|| file.get("feedback-rules").map(PathBuf::from));
+        let mut server = server;
+        if let Some(path) = &rules_file {
+            server.feedback_rules =
+                ::server::feedback::rules::load(path).map_err(anyhow::Error::msg)?;
+        }
         Ok(Resolved {
             server,
+            rules_file,
             identity,
             logfile,
             level,
@@ -281,7 +296,8 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        let mut signals = signals::Signals::install(resolved.server.auth.is_some())?;
+        let reload = resolved.server.auth.is_some() || resolved.rules_file.is_some();
+        let mut signals = signals::Signals::install(reload)?;
         let data_dir = match resolved.server.backend {
             ::server::Backend::Sqlite => Some(resolved.server.data_dir.clone()),
             ::server::Backend::Postgres(_) => None,
@@ -293,7 +309,7 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
                 return Err(e);
             }
         }
-        signals.wait(&server).await?;
+        signals.wait(&server, resolved.rules_file.as_deref()).await?;
         tracing::info!("shutting down");
         server.shutdown().await;
         Ok(true)

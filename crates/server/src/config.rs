@@ -60,6 +60,9 @@ pub struct ServerConfig {
     /// TLS on the collection port (`--tls-cert`, `--tls-key`); `None`:
     /// plaintext only, as in the reference server.
     pub tls: Option<TlsSettings>,
+    /// Feedback rules (`--feedback-rules`, spec §3.7); empty: none, control
+    /// messages are sent only by hand.
+    pub feedback_rules: Vec<crate::feedback::Rule>,
 }
 
 impl ServerConfig {
@@ -82,6 +85,7 @@ impl ServerConfig {
             self_domain: None,
             auth: None,
             tls: None,
+            feedback_rules: Vec::new(),
         }
     }
 }

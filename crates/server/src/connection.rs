@@ -19,9 +19,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
 use crate::auth::Auth;
+use crate::feedback::{Feedback, Registration};
 use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
-use crate::session::{self, Claim, Request};
+use crate::session::{self, BackRequest, Claim, Feeds, Request};
 use crate::shutdown::Shutdown;
 use crate::writer::{Attached, Command, Progress};
 
@@ -56,6 +57,8 @@ pub struct Shared {
     pub auth: Option<Arc<Auth>>,
     /// Resumable sessions being served.
     pub sessions: session::Sessions,
+    /// Feedback peers and rules.
+    pub feedback: Arc<Feedback>,
 }
 
 /// Why a connection ended (for the log).
@@ -85,11 +88,23 @@ struct Resumable {
     boundary: u64,
     /// This connection serves the session.
     claim: Claim,
+}
+
+/// The back-channel of a connection that asked for one.
+struct Back {
     /// End of this connection's data, once known, for the last ack.
     last: watch::Sender<Option<u64>>,
-    /// The task writing acks.
-    acks: tokio::task::JoinHandle<()>,
+    /// The task writing the back-channel.
+    task: tokio::task::JoinHandle<()>,
+    /// Registration as a feedback peer.
+    feedback: Option<Registration>,
+    /// Fields that feedback rules watch, for the rules in force when it was
+    /// computed.
+    watched: Option<(Arc<Vec<crate::feedback::Rule>>, Watched)>,
 }
+
+/// Per stream index: (field index, stream name, field name) of watched fields.
+type Watched = HashMap<u32, Vec<(usize, String, String)>>;
 
 impl Resumable {
     /// Data offset of the last tuple boundary.
@@ -135,6 +150,8 @@ struct Connection {
     rows: u64,
     /// Set when the header asked for a resumable session.
     resumable: Option<Resumable>,
+    /// Set when the header asked for a back-channel.
+    back: Option<Back>,
     /// The socket's write half until a back-channel needs it.
     out: Option<Box<dyn AsyncWrite + Send + Unpin>>,
 }
@@ -161,6 +178,7 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         now: 0.0,
         rows: 0,
         resumable: None,
+        back: None,
         out: Some(Box::new(out)),
     };
     let end = conn.run(stream, shutdown).await;
@@ -313,6 +331,7 @@ impl Connection {
                     }
                 }
                 Ok(Event::Sample(s)) => {
+                    self.observe(&s);
                     self.sample(s).await?;
                     if let Some(r) = &mut self.resumable {
                         r.boundary = self.decoder.offset();
@@ -386,20 +405,106 @@ impl Connection {
                 session.tables.insert(schema.index, id);
             }
         }
-        if let Some(request) = Request::from_header(&h)? {
-            self.start_resumable(domain, request, sender_id).await?;
+        if let Some(request) = BackRequest::from_header(&h)? {
+            self.start_back_channel(domain, request, sender_id).await?;
         }
         Ok(())
     }
 
-    /// Claims the session, tells the sender where to resume, and starts
-    /// the acknowledgements.
+    /// Answers the resume line, then starts the back-channel task (acks of
+    /// a resumable session, control messages of a feedback peer).
+    async fn start_back_channel(
+        &mut self,
+        domain: &str,
+        request: BackRequest,
+        sender_id: i64,
+    ) -> Result<(), String> {
+        let (resumed, acks) = match request.session {
+            Some(session) => {
+                let (stored, acks) = self.start_resumable(domain, session, sender_id).await?;
+                (stored, Some(acks))
+            }
+            None => (0, None),
+        };
+        let mut out = self.out.take().ok_or("back-channel already in use")?;
+        session::send_resume(&mut out, resumed)
+            .await
+            .map_err(|e| format!("writing the resume line: {e}"))?;
+        let (feedback, control) = match (request.feedback, &self.session) {
+            (true, Some(s)) => {
+                let (reg, rx) =
+                    self.shared
+                        .feedback
+                        .register(domain, &s.who.0, Arc::clone(&s.metrics));
+                tracing::info!(client = %self.peer, domain, sender = %s.who.0,
+                    "sender accepts control messages");
+                (Some(reg), Some(rx))
+            }
+            _ => (None, None),
+        };
+        let (last, last_rx) = watch::channel(None);
+        let feeds = Feeds {
+            resumed,
+            acks,
+            control,
+            last: last_rx,
+        };
+        let task = tokio::spawn(session::back_channel(out, feeds));
+        self.back = Some(Back {
+            last,
+            task,
+            feedback,
+            watched: None,
+        });
+        Ok(())
+    }
+
+    /// Hands the values of fields that feedback rules watch to the peer.
+    fn observe(&mut self, s: &Sample) {
+        let Some(back) = &mut self.back else { return };
+        let Some(reg) = &back.feedback else { return };
+        let rules = self.shared.feedback.rules();
+        if !back
+            .watched
+            .as_ref()
+            .is_some_and(|(r, _)| Arc::ptr_eq(r, &rules))
+        {
+            back.watched = Some((Arc::clone(&rules), HashMap::new()));
+        }
+        let Some((_, watched)) = &mut back.watched else {
+            return;
+        };
+        let fields = watched.entry(s.stream).or_insert_with(|| {
+            let Some(schema) = self.decoder.schema(s.stream) else {
+                return Vec::new();
+            };
+            rules
+                .iter()
+                .filter_map(|r| match &r.when {
+                    crate::feedback::Condition::Field { stream, field }
+                        if *stream == schema.name =>
+                    {
+                        let i = schema.fields.iter().position(|f| f.name == *field)?;
+                        Some((i, stream.clone(), field.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        });
+        for (i, stream, field) in fields.iter() {
+            if let Some(v) = s.values.get(*i).and_then(numeric) {
+                reg.peer.observe(stream, field, v);
+            }
+        }
+    }
+
+    /// Claims the session and learns where it resumes.
     async fn start_resumable(
         &mut self,
         domain: &str,
         request: Request,
         sender_id: i64,
-    ) -> Result<(), String> {
+    ) -> Result<(u64, watch::Receiver<u64>), String> {
         let claim = self.shared.sessions.claim(domain, &request.id).await?;
         let id: Arc<str> = Arc::from(request.id.as_str());
         let session = self.session.as_ref().ok_or("session before header")?;
@@ -416,17 +521,11 @@ impl Connection {
             .await
             .map_err(|_| "database writer is gone".to_owned())?
             .map_err(|e| format!("session {id}: {e}"))?;
-        let mut out = self.out.take().ok_or("back-channel already in use")?;
-        session::send_resume(&mut out, stored)
-            .await
-            .map_err(|e| format!("session {id}: writing the resume line: {e}"))?;
         if request.offset > stored {
             tracing::warn!(client = %self.peer, session = %id, announced = request.offset, stored,
                 "sender announced data beyond what is stored; it must resend from the stored offset");
         }
         tracing::info!(client = %self.peer, session = %id, offset = stored, sender_id, "session resumed");
-        let (last, last_rx) = watch::channel(None);
-        let acks = tokio::spawn(session::send_acks(out, stored, committed, last_rx));
         let header_end = self.decoder.offset();
         self.resumable = Some(Resumable {
             id,
@@ -434,28 +533,28 @@ impl Connection {
             header_end,
             boundary: header_end,
             claim,
-            last,
-            acks,
         });
-        Ok(())
+        Ok((stored, committed))
     }
 
     /// Waits (briefly) until a resumable session's last rows are
     /// acknowledged, so a sender that closes cleanly learns they are stored.
     async fn last_ack(&mut self, wait: bool) {
-        let Some(r) = self.resumable.take() else {
+        let Some(back) = self.back.take() else {
             return;
         };
-        if !wait {
-            r.acks.abort();
-            return;
+        let mut task = back.task;
+        let end = self.resumable.as_ref().map_or(0, Resumable::offset);
+        if wait {
+            let _ = back.last.send(Some(end));
+            if tokio::time::timeout(LAST_ACK, &mut task).await.is_err() {
+                task.abort();
+            }
+        } else {
+            task.abort();
         }
-        let end = r.offset();
-        let _ = r.last.send(Some(end));
-        let mut acks = r.acks;
-        if tokio::time::timeout(LAST_ACK, &mut acks).await.is_err() {
-            acks.abort();
-        }
+        // The claim goes last: a newer connection of the session waits for it.
+        self.resumable = None;
     }
 
     /// Finds or creates the table of `schema` (after handing over pending
@@ -544,8 +643,25 @@ impl Connection {
             .await
             .map_err(|()| "database writer is gone".to_owned())?;
         session.metrics.received.fetch_add(n, Ordering::Relaxed);
+        if let Some(reg) = self.back.as_ref().and_then(|b| b.feedback.as_ref()) {
+            reg.peer.rows.fetch_add(n, Ordering::Relaxed);
+        }
         self.rows += n;
         Ok(())
+    }
+}
+
+/// A numeric field value as f64 (feedback conditions compare numbers).
+fn numeric(v: &omsp::Value) -> Option<f64> {
+    use omsp::Value;
+    match v {
+        Value::Int32(x) => Some(f64::from(*x)),
+        Value::UInt32(x) => Some(f64::from(*x)),
+        Value::Int64(x) => Some(*x as f64),
+        Value::UInt64(x) => Some(*x as f64),
+        Value::Double(x) => Some(*x),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
     }
 }
 

@@ -36,6 +36,7 @@
 pub mod auth;
 pub mod config;
 mod connection;
+pub mod feedback;
 pub mod hook;
 pub mod metrics;
 mod registry;

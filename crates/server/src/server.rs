@@ -12,6 +12,7 @@ use tokio::task::JoinSet;
 use crate::auth::{Auth, AuthError};
 use crate::config::{Backend, ServerConfig};
 use crate::connection::Shared;
+use crate::feedback::Feedback;
 use crate::hook::Hook;
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
@@ -70,6 +71,8 @@ pub struct Server {
     metrics: Arc<Metrics>,
     /// Token authentication, if configured (re-read by [`Server::reload_auth`]).
     auth: Option<Arc<Auth>>,
+    /// Feedback peers and rules.
+    feedback: Arc<Feedback>,
     /// Starts the shutdown.
     trigger: watch::Sender<bool>,
     /// Ends when everything is stored and closed.
@@ -125,6 +128,7 @@ impl Server {
             },
             config.queue_batches,
         );
+        let feedback = Feedback::new(config.feedback_rules.clone());
         let shared = Arc::new(Shared {
             registry: Arc::clone(&registry),
             idle_timeout: config.idle_timeout.filter(|d| !d.is_zero()),
@@ -134,6 +138,7 @@ impl Server {
             metrics: Arc::clone(&metrics),
             auth: auth.clone(),
             sessions: Default::default(),
+            feedback: Arc::clone(&feedback),
         });
         let (trigger, shutdown) = Shutdown::new();
         // Every connection task holds a clone; recv() returns None once all are done.
@@ -153,9 +158,14 @@ impl Server {
             tokio::spawn(metrics::http::serve(
                 listener,
                 Arc::clone(&metrics),
+                Arc::clone(&feedback),
                 shutdown.clone(),
             ));
         }
+        tokio::spawn(crate::feedback::engine::run(
+            Arc::clone(&feedback),
+            shutdown.clone(),
+        ));
         if let Some(domain) = config.self_domain.clone() {
             let (events_tx, events_rx) = mpsc::channel(metrics::report::EVENT_QUEUE);
             metrics.set_event_sink(events_tx);
@@ -193,6 +203,7 @@ impl Server {
             metrics_addr,
             metrics,
             auth,
+            feedback,
             trigger,
             done,
         })
@@ -218,6 +229,12 @@ impl Server {
     /// `Ok(None)` if the server runs without token authentication.
     pub fn reload_auth(&self) -> Result<Option<usize>, AuthError> {
         self.auth.as_ref().map(|a| a.reload()).transpose()
+    }
+
+    /// Feedback peers and rules: send control messages by hand, replace the
+    /// rules (on SIGHUP, say).
+    pub fn feedback(&self) -> &Arc<Feedback> {
+        &self.feedback
     }
 
     /// Shuts down (see the type's documentation) and waits until every

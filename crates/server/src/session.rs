@@ -39,10 +39,19 @@ pub struct Request {
     pub offset: u64,
 }
 
-impl Request {
-    /// The session a header asks for: `Ok(None)` without the keys (a stock
-    /// client), an error for malformed values.
-    pub fn from_header(h: &Header) -> Result<Option<Request>, String> {
+/// The back-channel a header asked for (spec §3.6, §3.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackRequest {
+    /// A resumable session, if asked for.
+    pub session: Option<Request>,
+    /// The sender accepts control messages.
+    pub feedback: bool,
+}
+
+impl BackRequest {
+    /// The back-channel a header asks for: `Ok(None)` without the keys (a
+    /// stock client), an error for malformed or inconsistent values.
+    pub fn from_header(h: &Header) -> Result<Option<BackRequest>, String> {
         let get = |key: &str| {
             h.extra
                 .iter()
@@ -50,8 +59,11 @@ impl Request {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
-        let Some(id) = get(KEY_SESSION) else {
-            return Ok(None);
+        let id = get(KEY_SESSION);
+        let feedback = match get(crate::feedback::KEY_FEEDBACK) {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(format!("{}: {v:?} (want 1)", crate::feedback::KEY_FEEDBACK)),
         };
         match get(KEY_BACKCHANNEL) {
             Some("1") => {}
@@ -60,8 +72,24 @@ impl Request {
                     "{KEY_BACKCHANNEL}: version {v:?} unknown (this server speaks 1)"
                 ))
             }
-            None => return Err(format!("{KEY_SESSION} needs {KEY_BACKCHANNEL}: 1")),
+            None if id.is_some() || feedback => {
+                return Err(format!(
+                    "{KEY_SESSION} and {} need {KEY_BACKCHANNEL}: 1",
+                    crate::feedback::KEY_FEEDBACK
+                ))
+            }
+            None => return Ok(None),
         }
+        let session = match id {
+            None => None,
+            Some(id) => Some(Request::parse(id, get(KEY_OFFSET))?),
+        };
+        Ok(Some(BackRequest { session, feedback }))
+    }
+}
+
+impl Request {
+    fn parse(id: &str, offset: Option<&str>) -> Result<Request, String> {
         let valid = !id.is_empty()
             && id.len() <= MAX_ID
             && id
@@ -72,16 +100,16 @@ impl Request {
                 "{KEY_SESSION}: {id:?} is not 1-{MAX_ID} bytes of [A-Za-z0-9_.:-]"
             ));
         }
-        let offset = match get(KEY_OFFSET) {
+        let offset = match offset {
             None => 0,
             Some(v) => v
                 .parse()
                 .map_err(|_| format!("{KEY_OFFSET}: {v:?} is not a decimal byte offset"))?,
         };
-        Ok(Some(Request {
+        Ok(Request {
             id: id.to_owned(),
             offset,
-        }))
+        })
     }
 }
 
@@ -158,35 +186,71 @@ pub async fn send_resume<W: AsyncWrite + Unpin>(w: &mut W, offset: u64) -> std::
     w.flush().await
 }
 
-/// Sends `streamgauge-ack <offset>` each time the committed offset moves
-/// past what the sender knows (`resumed`, the offset of the resume line),
-/// until the writer forgets the session, the socket fails, or `last` (the
-/// end of the connection's data, once known) has been acknowledged.
-pub async fn send_acks<W: AsyncWrite + Unpin>(
-    mut w: W,
-    resumed: u64,
-    mut committed: watch::Receiver<u64>,
-    mut last: watch::Receiver<Option<u64>>,
-) {
-    let mut sent = resumed;
+/// What the back-channel task writes besides the resume line.
+#[derive(Debug)]
+pub struct Feeds {
+    /// Where the acknowledgements start (the resume offset).
+    pub resumed: u64,
+    /// The session's committed offset (resumable sessions only).
+    pub acks: Option<watch::Receiver<u64>>,
+    /// Control lines (feedback peers only).
+    pub control: Option<tokio::sync::mpsc::Receiver<String>>,
+    /// End of this connection's data, once known, for the last ack.
+    pub last: watch::Receiver<Option<u64>>,
+}
+
+/// Writes the back-channel: `streamgauge-ack <offset>` each time the
+/// committed offset moves past what the sender knows, and control lines as
+/// they come, until the connection's data is acknowledged to its end (or it
+/// had no session), the writer forgets the session, or the socket fails.
+pub async fn back_channel<W: AsyncWrite + Unpin>(mut w: W, mut feeds: Feeds) {
+    let mut sent = feeds.resumed;
     loop {
-        let now = *committed.borrow_and_update();
-        if now > sent {
-            if w.write_all(format!("streamgauge-ack {now}\n").as_bytes())
-                .await
-                .is_err()
-                || w.flush().await.is_err()
-            {
-                return;
+        if let Some(acks) = &mut feeds.acks {
+            let now = *acks.borrow_and_update();
+            if now > sent {
+                if write_line(&mut w, &format!("streamgauge-ack {now}\n"))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                sent = now;
             }
-            sent = now;
         }
-        if last.borrow().is_some_and(|end| sent >= end) {
+        let done = match *feeds.last.borrow() {
+            Some(end) => feeds.acks.is_none() || sent >= end,
+            None => false,
+        };
+        if done {
             return;
         }
         tokio::select! {
-            r = committed.changed() => if r.is_err() { return },
-            r = last.changed() => if r.is_err() { return },
+            r = changed(&mut feeds.acks) => if r.is_err() { return },
+            line = recv(&mut feeds.control) => match line {
+                Some(line) => if write_line(&mut w, &line).await.is_err() { return },
+                None => feeds.control = None,
+            },
+            r = feeds.last.changed() => if r.is_err() { return },
         }
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &str) -> std::io::Result<()> {
+    w.write_all(line.as_bytes()).await?;
+    w.flush().await
+}
+
+async fn changed(acks: &mut Option<watch::Receiver<u64>>) -> Result<(), watch::error::RecvError> {
+    match acks {
+        Some(rx) => rx.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv(control: &mut Option<tokio::sync::mpsc::Receiver<String>>) -> Option<String> {
+    match control {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }

@@ -3,7 +3,7 @@
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
 //! `pg-user`, `pg-pass`, `pg-connect`, `auth-file`, `auth-required`,
-//! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`; `auth-required` and `tls-required`
+//! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`, `feedback-rules`; `auth-required` and `tls-required`
 //! take `true` or `false`). `bind` may be given several times.
 //! `#` starts a comment line; blank lines are ignored; unknown keys are
 //! errors. Precedence: command line > environment > file > default.
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 22] = [
+pub const KEYS: [&str; 23] = [
     "listen",
     "bind",
     "data-dir",
@@ -36,6 +36,7 @@ pub const KEYS: [&str; 22] = [
     "pg-connect",
     "user",
     "group",
+    "feedback-rules",
 ];
 
 /// Parsed file: key → values in file order.

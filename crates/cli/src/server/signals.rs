@@ -1,6 +1,6 @@
 //! The signals `streamgauge server` acts on: SIGTERM and SIGINT stop it;
-//! with a token file, SIGHUP re-reads it (otherwise SIGHUP keeps its default
-//! action, as in the reference).
+//! with a token file or feedback rules, SIGHUP re-reads them (otherwise
+//! SIGHUP keeps its default action, as in the reference).
 
 use ::server::Server;
 use anyhow::{Context, Result};
@@ -14,19 +14,19 @@ pub struct Signals {
     /// SIGINT.
     #[cfg(unix)]
     int: tokio::signal::unix::Signal,
-    /// SIGHUP, when the token file is re-readable.
+    /// SIGHUP, when a token or rules file is re-readable.
     #[cfg(unix)]
     hup: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
     /// Installs the handlers (inside the runtime).
-    pub fn install(reload_auth: bool) -> Result<Signals> {
+    pub fn install(reload: bool) -> Result<Signals> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
             let term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
-            let hup = match reload_auth {
+            let hup = match reload {
                 true => Some(signal(SignalKind::hangup()).context("installing SIGHUP handler")?),
                 false => None,
             };
@@ -35,26 +35,44 @@ impl Signals {
         }
         #[cfg(not(unix))]
         {
-            let _ = reload_auth;
+            let _ = reload;
             Ok(Signals {})
         }
     }
 
-    /// Waits for SIGTERM or SIGINT, re-reading the token file on SIGHUP.
-    pub async fn wait(&mut self, server: &Server) -> Result<()> {
+    /// Waits for SIGTERM or SIGINT, re-reading the token file and the
+    /// feedback rules (`rules`) on SIGHUP.
+    pub async fn wait(&mut self, server: &Server, rules: Option<&std::path::Path>) -> Result<()> {
         #[cfg(unix)]
         loop {
             let hup = &mut self.hup;
             tokio::select! {
                 _ = self.term.recv() => return Ok(()),
                 _ = self.int.recv() => return Ok(()),
-                Some(_) = async { hup.as_mut()?.recv().await } => super::security::reload_auth(server),
+                Some(_) = async { hup.as_mut()?.recv().await } => {
+                    super::security::reload_auth(server);
+                    if let Some(path) = rules {
+                        reload_rules(server, path);
+                    }
+                }
             }
         }
         #[cfg(not(unix))]
         {
-            let _ = server;
+            let _ = (server, rules);
             tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")
         }
+    }
+}
+
+/// Re-reads the feedback rules; a file that no longer parses leaves the
+/// rules in force.
+fn reload_rules(server: &Server, path: &std::path::Path) {
+    match ::server::feedback::rules::load(path) {
+        Ok(rules) => {
+            tracing::info!(rules = rules.len(), file = %path.display(), "feedback rules reloaded");
+            server.feedback().set_rules(rules);
+        }
+        Err(e) => tracing::error!(error = %e, "feedback rules not reloaded; the previous ones stay"),
     }
 }
