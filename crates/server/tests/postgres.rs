@@ -214,3 +214,42 @@ async fn a_role_that_cannot_create_databases_is_refused_at_start() {
     let err = Server::start(config).await.unwrap_err().to_string();
     assert!(err.contains("may not create databases"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumable_sessions_commit_their_offset_with_the_rows() {
+    use common::resume::{ack_until, open_for, tuples};
+    let domain = unique_domain("resume");
+    let t = pg::start().await;
+    let addr = t.addr;
+    let d = domain.clone();
+    tokio::task::spawn_blocking(move || {
+        let first = tuples(0, 400);
+        let (mut s, mut r, resume) = open_for(addr, &d, "pg-1", 0);
+        assert_eq!(resume, 0);
+        s.write_all(&first).unwrap();
+        assert_eq!(ack_until(&mut r, first.len() as u64), first.len() as u64);
+        drop((s, r));
+        let (mut s, mut r, resume) = open_for(addr, &d, "pg-1", 0);
+        assert_eq!(resume, first.len() as u64);
+        let more = tuples(400, 500);
+        s.write_all(&more).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let end = (first.len() + more.len()) as u64;
+        assert_eq!(ack_until(&mut r, end), end);
+    })
+    .await
+    .unwrap();
+    t.server.shutdown().await;
+    let seqs = pg::query(
+        &domain,
+        "SELECT oml_seq FROM t_m ORDER BY oml_tuple_id",
+        |r| r.get::<_, i64>(0),
+    );
+    assert_eq!(seqs, (0..500).collect::<Vec<_>>());
+    let stored = pg::query(
+        &domain,
+        "SELECT data_offset FROM _streamgauge_sessions WHERE session = 'pg-1'",
+        |r| r.get::<_, i64>(0),
+    );
+    assert_eq!(stored.len(), 1);
+}

@@ -4,63 +4,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
-const SCHEMA: &str = "1 t_m i:int32 s:string";
-
-fn header(session: &str, offset: u64) -> String {
-    common::text_header("resume", "n1", 1_700_000_000, &[SCHEMA]).replace(
-        "content: text\n",
-        &format!(
-            "x-streamgauge-session: {session}\nx-streamgauge-offset: {offset}\n\
-             x-streamgauge-backchannel: 1\ncontent: text\n"
-        ),
-    )
-}
-
-/// Tuples `from..to` as text lines (seq = i).
-fn tuples(from: i64, to: i64) -> Vec<u8> {
-    (from..to)
-        .flat_map(|i| format!("0.5\t1\t{i}\t{i}\tvalue {i}\n").into_bytes())
-        .collect()
-}
-
-/// Connects, sends the header, and returns the socket and the resume offset.
-fn open(addr: SocketAddr, session: &str, offset: u64) -> (TcpStream, BufReader<TcpStream>, u64) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(header(session, offset).as_bytes()).unwrap();
-    let mut r = BufReader::new(s.try_clone().unwrap());
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    let resume = line
-        .strip_prefix("streamgauge-resume ")
-        .unwrap_or_else(|| panic!("want a resume line, got {line:?}"))
-        .trim()
-        .parse()
-        .unwrap();
-    (s, r, resume)
-}
-
-/// Reads ack lines until one reaches `want`; returns the last ack.
-fn ack_until(r: &mut BufReader<TcpStream>, want: u64) -> u64 {
-    let mut last = 0;
-    while last < want {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        last = line
-            .strip_prefix("streamgauge-ack ")
-            .unwrap_or_else(|| panic!("want an ack line, got {line:?}"))
-            .trim()
-            .parse()
-            .unwrap();
-    }
-    last
-}
+use common::resume::{ack_until, header, open, tuples, SCHEMA};
 
 fn seqs(dir: &std::path::Path) -> Vec<i64> {
     let db = common::open_db(dir, "resume");

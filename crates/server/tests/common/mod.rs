@@ -6,6 +6,7 @@
 pub use pgtemp as pg_cluster;
 pub mod postgres;
 pub mod reference;
+pub mod resume;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
