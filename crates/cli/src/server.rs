@@ -309,7 +309,9 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
                 return Err(e);
             }
         }
-        signals.wait(&server, resolved.rules_file.as_deref()).await?;
+        signals
+            .wait(&server, resolved.rules_file.as_deref())
+            .await?;
         tracing::info!("shutting down");
         server.shutdown().await;
         Ok(true)

@@ -73,6 +73,8 @@ fn reload_rules(server: &Server, path: &std::path::Path) {
             tracing::info!(rules = rules.len(), file = %path.display(), "feedback rules reloaded");
             server.feedback().set_rules(rules);
         }
-        Err(e) => tracing::error!(error = %e, "feedback rules not reloaded; the previous ones stay"),
+        Err(e) => {
+            tracing::error!(error = %e, "feedback rules not reloaded; the previous ones stay")
+        }
     }
 }
