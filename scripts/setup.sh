@@ -16,7 +16,8 @@ APT_PACKAGES=(
     clang llvm libelf-dev zlib1g-dev libbpf-dev bpftool ethtool
     sqlite3 libsqlite3-dev
     postgresql postgresql-client libpq-dev
-    iproute2 iperf3 iputils-ping tshark jq netcat-openbsd
+    iproute2 iperf3 iputils-ping procps tshark jq netcat-openbsd
+    linux-libc-dev
 )
 
 STEP="start"
@@ -124,16 +125,17 @@ setup_rust() {
     log "cargo-fuzz ok ($(cargo fuzz --version))"
 }
 
-# Python test dependencies: oml4py (a real third-party OMSP client, used by
-# crates/cli/tests/oml4py.rs) and pytest, into the machine's python3 (pyenv
-# here; no virtualenv needed).
-PY_PACKAGES=(oml4py==2.10.4 pytest)
+# Python dependencies, into the machine's python3 (pyenv here; no virtualenv
+# needed): oml4py (a real third-party OMSP client, used by
+# crates/cli/tests/oml4py*.rs and python/tests), pytest, maturin (builds the
+# python/ package), pandas and pyarrow (streamgauge.read and Parquet export).
+PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12")
 
 setup_python() {
     STEP="python test packages"
     local py="${PYTHON:-python3}"
     command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py tests)"
-    if "$py" -c 'import oml4py, pytest, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
+    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
         >/dev/null 2>&1; then
         log "python packages ok ($("$py" --version 2>&1))"
         return 0
@@ -144,8 +146,8 @@ setup_python() {
         || die "pip install ${PY_PACKAGES[*]} failed"
     # pyenv keeps shims per installed command; refresh them if it is there.
     if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
-    "$py" -c 'import oml4py, pytest' >/dev/null 2>&1 \
-        || die "oml4py or pytest still not importable by $py"
+    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow' >/dev/null 2>&1 \
+        || die "oml4py, pytest, maturin, pandas or pyarrow still not importable by $py"
     log "python packages ok (installed)"
 }
 

@@ -6,7 +6,10 @@
 mod bench;
 mod decode;
 mod docs;
+mod inline;
+mod proxy;
 mod server;
+mod wrap;
 
 use std::process::ExitCode;
 
@@ -34,8 +37,16 @@ enum Command {
     /// Collect OMSP streams over TCP into SQLite (an oml2-server replacement).
     #[command(long_about = server::LONG_ABOUT)]
     Server(server::ServerArgs),
+    /// Buffer OMSP streams in a durable journal and forward them upstream (an oml2-proxy-server replacement).
+    #[command(long_about = proxy::LONG_ABOUT)]
+    Proxy(proxy::ProxyArgs),
     /// Benchmark a component against the physical limit, measured in the same run.
     Bench(bench::BenchArgs),
+    /// In-line IPv6 measurement: eBPF source/sink programs on tc hooks and their agent.
+    Inline(inline::InlineArgs),
+    /// Run a legacy tool (ping, iperf3, any command) and record its output as measurement streams.
+    #[command(long_about = wrap::LONG_ABOUT)]
+    Wrap(wrap::WrapArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -49,7 +60,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Decode(args) => decode::run(&args),
         Command::Server(args) => server::run(&args),
+        Command::Proxy(args) => proxy::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Inline(args) => inline::run(&args),
+        Command::Wrap(args) => wrap::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

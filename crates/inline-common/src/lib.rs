@@ -1,0 +1,156 @@
+//! Types shared across the kernel boundary by the in-line measurement BPF
+//! programs (`crates/inline-ebpf`, C) and the agent (`crates/inline`).
+//!
+//! Every type here is `#[repr(C)]`, has no implicit padding and mirrors a C
+//! struct in `crates/inline-ebpf/bpf/sg_inline.h`; both sides assert the same
+//! sizes and offsets at compile time, so a change on one side that is not
+//! made on the other fails the build. Values travel as raw bytes through BPF
+//! maps and the ring buffer: [`bytemuck`] converts them without `unsafe` here.
+//!
+//! ```
+//! use inline_common::{Config, MODE_DELAY, MODE_LOSS};
+//! let mut cfg = Config::default();
+//! cfg.enabled = 1;
+//! cfg.mode = MODE_DELAY | MODE_LOSS;
+//! let bytes: &[u8] = bytemuck::bytes_of(&cfg);
+//! assert_eq!(bytes.len(), 96);
+//! ```
+#![no_std]
+#![deny(missing_docs)]
+
+mod counters;
+mod options;
+
+pub use counters::{Counter, COUNTERS};
+pub use options::*;
+
+use bytemuck::{Pod, Zeroable};
+
+/// Run-time configuration, the single entry of the `sg_config` array map.
+///
+/// The agent writes it at start and `streamgauge inline ctl` rewrites it
+/// while the programs run; the programs read it for every packet, so a change
+/// takes effect on the next packet without reloading anything.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub struct Config {
+    /// Source prefix, already masked (`addr & mask`), network byte order.
+    pub src_net: [u8; 16],
+    /// Source prefix mask; all zero = any source address.
+    pub src_mask: [u8; 16],
+    /// Destination prefix, already masked, network byte order.
+    pub dst_net: [u8; 16],
+    /// Destination prefix mask; all zero = any destination address.
+    pub dst_mask: [u8; 16],
+    /// Source port (host byte order); 0 = any.
+    pub sport: u16,
+    /// Destination port (host byte order); 0 = any.
+    pub dport: u16,
+    /// Upper-layer protocol number (6 TCP, 17 UDP, 58 ICMPv6…); 0 = any.
+    pub proto: u8,
+    /// 0 = the program passes every packet untouched (paused).
+    pub enabled: u8,
+    /// Which options the source inserts (`MODE_*` bits); at the sink, which it accepts.
+    pub mode: u8,
+    /// Option type of the delay (timestamps) option; RFC 4727 experimental by default.
+    pub delay_type: u8,
+    /// Option type of the loss (sequence number) option.
+    pub loss_type: u8,
+    /// Explicit padding (must be zero).
+    pub _pad: [u8; 3],
+    /// One-in-N systematic sampling per flow; 0 and 1 both mean every packet.
+    pub sample_n: u32,
+    /// At most one instrumented packet per flow every this many nanoseconds; 0 = no limit.
+    pub min_interval_ns: u64,
+    /// A flow idle for longer than this restarts its sequence numbers at 0.
+    pub flow_timeout_ns: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enabled: 1,
+            mode: MODE_DELAY | MODE_LOSS,
+            delay_type: DEFAULT_DELAY_TYPE,
+            loss_type: DEFAULT_LOSS_TYPE,
+            flow_timeout_ns: 30_000_000_000,
+            ..Zeroable::zeroed()
+        }
+    }
+}
+
+/// A flow's five-tuple: the key of the source's `sg_flows` LRU table and
+/// the first field of every record.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Pod, Zeroable)]
+pub struct FlowKey {
+    /// Source address, network byte order.
+    pub src: [u8; 16],
+    /// Destination address, network byte order.
+    pub dst: [u8; 16],
+    /// Source port (host byte order); 0 for protocols without ports.
+    pub sport: u16,
+    /// Destination port (host byte order); 0 for protocols without ports.
+    pub dport: u16,
+    /// Upper-layer protocol number.
+    pub proto: u8,
+    /// Explicit padding (zero).
+    pub _pad: [u8; 3],
+}
+
+/// Per-flow state kept by the source program (value of `sg_flows`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct FlowState {
+    /// Packets of the flow that passed the filter (drives one-in-N sampling).
+    pub pkts: u64,
+    /// Next sequence number to write (counts instrumented packets only).
+    pub seq: u32,
+    /// Explicit padding (zero).
+    pub _pad: u32,
+    /// Monotonic time of the last instrumented packet (min-interval sampling).
+    pub last_mark_ns: u64,
+    /// Monotonic time of the last packet (inactivity expiry).
+    pub last_seen_ns: u64,
+}
+
+/// One measured packet, pushed by the sink program into the `sg_records`
+/// ring buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct Record {
+    /// The packet's five-tuple.
+    pub flow: FlowKey,
+    /// Sequence number (loss and PDM options; 0 for delay-only).
+    pub seq: u32,
+    /// Which options the packet carried (`MODE_*` bits).
+    pub kind: u8,
+    /// Explicit padding (zero).
+    pub _pad: [u8; 3],
+    /// Source timestamp, NTP 64-bit format (0 when the packet had no delay option).
+    pub src_ts: u64,
+    /// Arrival time at the sink, NTP 64-bit format.
+    pub dst_ts: u64,
+}
+
+/// Index of the only entry of the array maps.
+pub const ZERO_KEY: [u8; 4] = [0; 4];
+
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<Config>() == 96);
+    assert!(offset_of!(Config, sport) == 64);
+    assert!(offset_of!(Config, proto) == 68);
+    assert!(offset_of!(Config, sample_n) == 76);
+    assert!(offset_of!(Config, min_interval_ns) == 80);
+    assert!(offset_of!(Config, flow_timeout_ns) == 88);
+    assert!(size_of::<FlowKey>() == 40);
+    assert!(offset_of!(FlowKey, proto) == 36);
+    assert!(size_of::<FlowState>() == 32);
+    assert!(offset_of!(FlowState, last_mark_ns) == 16);
+    assert!(size_of::<Record>() == 64);
+    assert!(offset_of!(Record, seq) == 40);
+    assert!(offset_of!(Record, kind) == 44);
+    assert!(offset_of!(Record, src_ts) == 48);
+    assert!(offset_of!(Record, dst_ts) == 56);
+};

@@ -1,0 +1,16 @@
+//! The in-line measurement BPF programs, compiled from `bpf/*.c` by the
+//! build script and embedded as ELF object bytes for the agent to load.
+//!
+//! - [`SOURCE`]: `sg_source`, tc egress, inserts the header.
+//! - [`SINK`]: `sg_sink`, tc ingress, records and removes it.
+//!
+//! ```
+//! assert_eq!(&inline_ebpf::SOURCE[..4], b"\x7fELF");
+//! ```
+#![deny(missing_docs)]
+
+/// ELF object holding the `sg_source` tc program and its maps.
+pub static SOURCE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_source.o"));
+
+/// ELF object holding the `sg_sink` tc program and its maps.
+pub static SINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_sink.o"));
