@@ -9,7 +9,9 @@
 #      byte in spec/vectors) sent, binary and text, over TCP,
 #   3. show the tables and rows that arrived in <domain>.sq3,
 #   4. run an unmodified OML4Py application (examples/python) against it,
-#   5. decode a capture to JSON and convert it binary -> text -> JSON, to
+#   5. run the real ping through `streamgauge wrap ping` (our client library)
+#      into the same server, then stop the server with SIGTERM,
+#   6. decode a capture to JSON and convert it binary -> text -> JSON, to
 #      show the codec on its own.
 # Each step is a function listed in main().
 #
@@ -202,6 +204,19 @@ step_server() {
     rows="$(sqlite3 "$data/demo.sq3" "SELECT count(*) FROM pinger_udp_echo")"
     [ "$rows" -eq 20 ] || die "expected 20 rows from the OML4Py client, found $rows"
     echo "... all $rows samples arrived"
+
+    banner "a legacy tool, unmodified: ping wrapped by our client library"
+    echo "\$ streamgauge wrap ping -c 5 -i 0.2 127.0.0.1 --oml-collect tcp://127.0.0.1:$port --oml-domain demo --oml-id node1"
+    "$BIN" wrap ping -c 5 -i 0.2 127.0.0.1 --oml-collect "tcp://127.0.0.1:$port" \
+        --oml-domain demo --oml-id node1 || die "streamgauge wrap ping failed"
+    sleep 1.5
+    echo
+    echo "\$ sqlite3 -header -column demo.sq3 'SELECT oml_seq, dest, icmp_seq, ttl, rtt_ms FROM ping_rtt'"
+    sqlite3 -header -column "$data/demo.sq3" \
+        "SELECT oml_seq, dest, icmp_seq, ttl, round(rtt_ms, 3) AS rtt_ms FROM ping_rtt"
+    rows="$(sqlite3 "$data/demo.sq3" "SELECT count(*) FROM ping_rtt WHERE rtt_ms > 0")"
+    [ "$rows" -eq 5 ] || die "expected 5 ping replies in ping_rtt, found $rows"
+    echo "... all $rows replies arrived"
 
     banner "stop the server (SIGTERM: drain, commit, close)"
     kill -TERM "$SERVER_PID"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything, then run streamgauge's whole test suite:
 #   formatting, clippy, unit/integration/doc tests, release build,
+#   the Python package and its pytest suite,
 #   bench compilation (if any benches), fuzz build + short fuzz smoke runs
 #   (if fuzz/ exists).
 #
@@ -117,6 +118,17 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test" cargo test --workspace
 step "cargo build --release" cargo build --workspace --release
+
+# The Python package (python/): built and installed into the machine's
+# python3 with maturin through pip, then its pytest suite, which drives the
+# release binary built above (STREAMGAUGE_BIN) and real ping/iperf3.
+python_install() {
+    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        python3 -m pip install --no-input -q --force-reinstall --no-deps "$ROOT/python" </dev/null
+}
+step "pip install ./python" python_install
+step "pytest python/tests" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
+    python3 -m pytest -q "$ROOT/python/tests"
 
 if has_benches; then
     step "cargo bench --no-run" cargo bench --workspace --no-run
