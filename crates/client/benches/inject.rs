@@ -62,6 +62,7 @@ fn destination(uri: Uri, encoding: Encoding, streams: Option<Vec<StreamSpec>>) -
         bufsize: 64 << 20,
         streams,
         instrumentation: true,
+        backchannel: Default::default(),
     }
 }
 

@@ -44,6 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             bufsize: 64 << 20,
             streams: None,
             instrumentation: true,
+            backchannel: Default::default(),
         }],
         instr_interval: Some(Duration::from_secs(1)),
         ..ClientSpec::default()

@@ -36,6 +36,10 @@ pub struct Options {
     /// before it gives up on its remaining tuples (counted as dropped).
     /// Default 5 s.
     pub close_timeout: Duration,
+    /// How long a TCP destination with a back-channel waits for the
+    /// receiver's `streamgauge-resume` line before it treats the receiver as
+    /// one that does not speak the extension (spec §3.6). Default 5 s.
+    pub backchannel_timeout: Duration,
 }
 
 impl Default for Options {
@@ -43,6 +47,7 @@ impl Default for Options {
         Options {
             ring_bytes: 512 << 10,
             close_timeout: Duration::from_secs(5),
+            backchannel_timeout: Duration::from_secs(5),
         }
     }
 }

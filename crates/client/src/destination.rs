@@ -25,6 +25,7 @@ pub fn default_destination(app: &str, id: Option<&str>, domain: Option<&str>) ->
         bufsize: DEFAULT_BUFSIZE,
         streams: None,
         instrumentation: true,
+        backchannel: Default::default(),
     }
 }
 

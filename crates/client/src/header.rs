@@ -39,6 +39,18 @@ pub(crate) fn header_bytes(
     instrumentation: bool,
     streams: &[&Schema],
 ) -> Vec<u8> {
+    header_with_keys(id, encoding, instrumentation, streams, Vec::new())
+}
+
+/// [`header_bytes`] with extension keys (spec §3.2), written after the
+/// schemas.
+pub(crate) fn header_with_keys(
+    id: &Identity,
+    encoding: Encoding,
+    instrumentation: bool,
+    streams: &[&Schema],
+    extra: Vec<(String, String)>,
+) -> Vec<u8> {
     let content = content(encoding);
     let mut h = Header::new(&id.domain, &id.sender_id, &id.app, id.start_time, content);
     h.schemas.push(schema0());
@@ -48,6 +60,7 @@ pub(crate) fn header_bytes(
     let mut user: Vec<&Schema> = streams.to_vec();
     user.sort_by_key(|s| s.index);
     h.schemas.extend(user.into_iter().cloned());
+    h.extra = extra;
     let mut out = Vec::new();
     Encoder::new(content).header(&h, &mut out);
     out

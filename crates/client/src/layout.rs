@@ -16,7 +16,7 @@ use omsp::{Field, OmlType, Schema};
 use crate::error::ClientError;
 use crate::mp::MpDef;
 use crate::spec::{ClientSpec, DestinationSpec, Encoding, FilterSpec, StreamSpec};
-use crate::stream::{Body, Stream, Window};
+use crate::stream::{Body, Recipe, Stream, Thin, Window};
 
 /// Hands out stream indices.
 #[derive(Debug)]
@@ -170,7 +170,14 @@ fn build(
         Body::Pass(resolved.iter().map(|r| r.0).collect())
     } else {
         let mut list = Vec::with_capacity(resolved.len());
+        let mut recipes = Vec::with_capacity(resolved.len());
         for &(field, ty, op, prefix, f) in &resolved {
+            recipes.push(Recipe {
+                op: op.to_owned(),
+                prefix: prefix.to_owned(),
+                ty,
+                properties: f.properties.clone(),
+            });
             let filter = filters::create(op, prefix, ty, &f.properties).map_err(|source| {
                 ClientError::Filter {
                     stream: table.clone(),
@@ -185,6 +192,7 @@ fn build(
         }
         Body::Filters {
             filters: list,
+            recipes,
             row: Vec::new(),
             samples: 0,
         }
@@ -206,6 +214,8 @@ fn build(
         window,
         body,
         seq: 0,
+        enabled: true,
+        thin: Thin::All,
     })
 }
 

@@ -31,6 +31,7 @@
 //!         bufsize: 1 << 20,
 //!         streams: None,                    // one per-sample stream per MP
 //!         instrumentation: true,
+//!         backchannel: Default::default(),
 //!     }],
 //!     instr_interval: Some(std::time::Duration::from_secs(1)),
 //!     ..ClientSpec::default()

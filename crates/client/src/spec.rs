@@ -46,6 +46,26 @@ pub struct DestinationSpec {
     pub streams: Option<Vec<StreamSpec>>,
     /// Whether `_client_instrumentation` goes to this destination.
     pub instrumentation: bool,
+    /// The streamgauge back-channel (spec/omsp.md §3.6–3.7), TCP only.
+    pub backchannel: Backchannel,
+}
+
+/// What a TCP destination asks of the receiver's back-channel. Off by
+/// default: the header keys that switch it on make a stock
+/// oml2-proxy-server reject the connection (spec §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backchannel {
+    /// The base protocol: the receiver never answers.
+    #[default]
+    Off,
+    /// Resumable session (§3.6): the receiver acknowledges what it made
+    /// durable and says where to resume after a reconnection, so nothing is
+    /// lost or duplicated across reconnections.
+    Resume,
+    /// A resumable session that also accepts control messages (§3.7):
+    /// the receiver may change sampling, enable or disable streams, change
+    /// filter properties, pause and resume the destination.
+    Feedback,
 }
 
 /// A parsed collection URI.

@@ -14,8 +14,9 @@ use crate::header::{header_bytes, Identity};
 use crate::instrumentation::Instrumentation;
 use crate::layout::{check_streams, streams_for, Indexer};
 use crate::queue::dest::DestQueue;
+use crate::spec::Backchannel;
 use crate::stream::Stream;
-use crate::transport::{self, SenderCtx};
+use crate::transport::{self, SenderCtx, SessionSpec};
 use crate::writer::output::Output;
 use crate::writer::Writer;
 
@@ -75,6 +76,20 @@ pub(crate) fn start(
             header,
             label: name.clone(),
             close_timeout: sh.options.close_timeout,
+            session: match (&dest.uri, dest.backchannel) {
+                (crate::spec::Uri::Tcp { .. }, mode) if mode != Backchannel::Off => {
+                    Some(SessionSpec {
+                        mode,
+                        identity: identity.clone(),
+                        encoding: dest.encoding,
+                        instrumentation: instr,
+                        schemas: streams.iter().map(|s| s.schema.clone()).collect(),
+                        answer_timeout: sh.options.backchannel_timeout,
+                    })
+                }
+                _ => None,
+            },
+            shared: Arc::clone(sh),
         };
         match transport::spawn(sink, ctx) {
             Ok(h) => senders.push(h),

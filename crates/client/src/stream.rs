@@ -60,6 +60,43 @@ impl Window {
     }
 }
 
+/// How a filter was made, so that feedback can remake it with other
+/// properties (spec/omsp.md §3.7 `set-filter`).
+#[derive(Debug, Clone)]
+pub(crate) struct Recipe {
+    /// Filter name.
+    pub(crate) op: String,
+    /// Column prefix.
+    pub(crate) prefix: String,
+    /// Input type.
+    pub(crate) ty: omsp::OmlType,
+    /// Properties it was created with.
+    pub(crate) properties: Vec<filters::Property>,
+}
+
+/// Which samples of a pass-through stream become rows, as feedback set it
+/// (`set-samples`, `set-interval`): its columns stay the same, so the
+/// stream thins out instead of switching to averaging filters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Thin {
+    /// Every sample (the configured behaviour).
+    All,
+    /// The first of every `n` samples.
+    Every {
+        /// Samples per row.
+        n: u64,
+        /// Samples seen so far.
+        seen: u64,
+    },
+    /// The first sample at or after each `period` seconds.
+    Period {
+        /// Seconds between rows.
+        period: f64,
+        /// Client time of the next row.
+        next: f64,
+    },
+}
+
 /// How a stream turns samples into rows.
 pub(crate) enum Body {
     /// Copy these MP fields, in column order.
@@ -68,6 +105,8 @@ pub(crate) enum Body {
     Filters {
         /// (input field, filter), in column order.
         filters: Vec<(usize, Box<dyn Filter>)>,
+        /// How each filter was made, in the same order.
+        recipes: Vec<Recipe>,
         /// The row being built (reused).
         row: Vec<Value>,
         /// Samples in the current window.
@@ -97,6 +136,10 @@ pub(crate) struct Stream {
     pub(crate) body: Body,
     /// Sequence number of the last row (the first row is 1).
     pub(crate) seq: i64,
+    /// False while feedback has disabled the stream: samples are ignored.
+    pub(crate) enabled: bool,
+    /// Feedback thinning of a pass-through stream.
+    pub(crate) thin: Thin,
 }
 
 /// What a sample did to a stream.
@@ -113,11 +156,14 @@ pub(crate) enum Step {
 impl Stream {
     /// Feeds one sample; says whether a row is due.
     pub(crate) fn sample(&mut self, rec: &[u8], parsed: &Parsed, ts: f64) -> Step {
+        if !self.enabled {
+            return Step::Wait;
+        }
         let Body::Filters {
             filters, samples, ..
         } = &mut self.body
         else {
-            return Step::EmitSample;
+            return self.thin_step(ts);
         };
         for (field, filter) in filters.iter_mut() {
             filter.sample(parsed.value(rec, *field), ts);
@@ -138,12 +184,36 @@ impl Stream {
         }
     }
 
+    /// Whether a pass-through sample at `ts` becomes a row.
+    fn thin_step(&mut self, ts: f64) -> Step {
+        match &mut self.thin {
+            Thin::All => Step::EmitSample,
+            Thin::Every { n, seen } => {
+                let first = *seen % *n == 0;
+                *seen += 1;
+                if first {
+                    Step::EmitSample
+                } else {
+                    Step::Wait
+                }
+            }
+            Thin::Period { period, next } => {
+                if ts < *next {
+                    return Step::Wait;
+                }
+                *next = ts + *period;
+                Step::EmitSample
+            }
+        }
+    }
+
     /// Emits the filters' row into [`Stream::row`].
     fn close_window(&mut self, now: f64) -> Step {
         if let Body::Filters {
             filters,
             row,
             samples,
+            ..
         } = &mut self.body
         {
             row.clear();
@@ -181,6 +251,9 @@ impl Stream {
         }
         // Skip whole periods that passed (a stalled writer), without drift.
         *due += *period * ((now - *due) / *period).floor().max(0.0) + *period;
+        if !self.enabled {
+            return Step::Wait;
+        }
         self.close_window(now)
     }
 
@@ -188,6 +261,7 @@ impl Stream {
     /// as the reference, and interval windows, which the reference loses).
     pub(crate) fn flush(&mut self, now: f64) -> Step {
         match (&self.window, &self.body) {
+            _ if !self.enabled => Step::Wait,
             (Window::PerSample, _) | (_, Body::Pass(_)) => Step::Wait,
             (Window::Count { n, .. }, _) if *n < 1 => Step::Wait,
             (_, Body::Filters { samples: 0, .. }) => Step::Wait,

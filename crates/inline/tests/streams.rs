@@ -43,6 +43,7 @@ fn delay_and_loss_streams_land_in_the_server() {
             bufsize: 1 << 22,
             streams: None,
             instrumentation: false,
+            backchannel: Default::default(),
         }],
         default_window: Window::PerSample,
         ..ClientSpec::default()

@@ -95,6 +95,7 @@ fn client(args: &RunArgs, role: Role) -> Result<Option<(Client, Streams)>> {
             bufsize: client::config::value::DEFAULT_BUFSIZE,
             streams: None,
             instrumentation: true,
+            backchannel: Default::default(),
             uri,
         }],
         default_window: Window::PerSample,

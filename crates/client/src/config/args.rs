@@ -26,7 +26,9 @@ use super::error::{ConfigError, Origin, UriError};
 use super::options::{self, Key, OptionDef};
 use super::value::{self, DEFAULT_BUFSIZE, DEFAULT_INSTR_INTERVAL};
 use super::{default_file_uri, load_file, uri, FileConfig};
-use crate::spec::{ClientSpec, DestinationSpec, Encoding, OverloadPolicy, Uri, Window};
+use crate::spec::{
+    Backchannel, ClientSpec, DestinationSpec, Encoding, OverloadPolicy, Uri, Window,
+};
 
 /// What the `--oml-*` options and `OML_*` variables said, validated, before
 /// any configuration file is read. `None` means "not given".
@@ -52,6 +54,8 @@ pub struct Options {
     pub bufsize: Option<usize>,
     /// `--oml-overload`, `OML_OVERLOAD`.
     pub overload: Option<OverloadPolicy>,
+    /// `--oml-backchannel`, `OML_BACKCHANNEL`.
+    pub backchannel: Option<Backchannel>,
     /// `--oml-instr-interval`, resolved: 1 s unless given; `None` = disabled.
     pub instr_interval: Option<Duration>,
     /// `--oml-log-file` (`None` = standard error).
@@ -81,6 +85,7 @@ impl Default for Options {
             encoding: None,
             bufsize: None,
             overload: None,
+            backchannel: None,
             instr_interval: Some(DEFAULT_INSTR_INTERVAL),
             log_file: None,
             log_level: 0,
@@ -253,6 +258,7 @@ impl Options {
                 self.bufsize = Some(n.ok_or_else(|| invalid(origin, &v, value::BUFSIZE_SYNTAX))?);
             }
             Key::Overload => self.overload = Some(policy(&v, origin)?),
+            Key::Backchannel => self.backchannel = Some(backchannel(&v, origin)?),
             // As liboml2: 0 or anything unreadable disables the reports.
             Key::InstrInterval => {
                 self.instr_interval = value::parse_seconds(&v).filter(|d| !d.is_zero())
@@ -316,6 +322,11 @@ impl Options {
                 self.overload = Some(policy(&v, Origin::Env(n.into()))?);
             }
         }
+        if self.backchannel.is_none() {
+            if let Some((n, v)) = get(&["OML_BACKCHANNEL"]) {
+                self.backchannel = Some(backchannel(&v, Origin::Env(n.into()))?);
+            }
+        }
         self.warnings.extend(warnings);
         Ok(())
     }
@@ -343,6 +354,9 @@ impl Options {
                     if let Some(p) = self.overload {
                         d.policy = p;
                     }
+                    if let Some(b) = self.backchannel {
+                        d.backchannel = b;
+                    }
                 }
                 (
                     self.id.or(file.id),
@@ -361,6 +375,7 @@ impl Options {
                     bufsize: self.bufsize.unwrap_or(DEFAULT_BUFSIZE),
                     streams: None,
                     instrumentation: true,
+                    backchannel: self.backchannel.unwrap_or_default(),
                     uri,
                 };
                 let window = match (self.interval, self.samples) {
@@ -402,6 +417,10 @@ impl Options {
 
 fn deprecated_env(name: &str, instead: &str) -> String {
     format!("environment variable {name} is deprecated; use {instead}")
+}
+
+fn backchannel(v: &str, origin: Origin) -> Result<Backchannel, ConfigError> {
+    value::parse_backchannel(v).ok_or_else(|| invalid(origin, v, value::BACKCHANNEL_SYNTAX))
 }
 
 fn policy(v: &str, origin: Origin) -> Result<OverloadPolicy, ConfigError> {

@@ -16,6 +16,7 @@ pub(crate) enum Key {
     Binary,
     Bufsize,
     Overload,
+    Backchannel,
     InstrInterval,
     LogFile,
     LogLevel,
@@ -138,6 +139,17 @@ pub static OPTIONS: &[OptionDef] = &[
             "What a full queue does: `block` (the application waits), `block:SECONDS` \
              (waits, but drops the oldest data while the destination has made no progress \
              for SECONDS), `drop-newest` or `drop-oldest`. Overrides the configuration file.",
+        ),
+    OptionDef::new("--oml-backchannel", Some("MODE"), Key::Backchannel)
+        .env(&["OML_BACKCHANNEL"])
+        .default("off")
+        .help(
+            "streamgauge extension for TCP destinations: `resume` asks the receiver to \
+             acknowledge what it stored and to say where to resume after a reconnection \
+             (nothing lost or duplicated); `feedback` also accepts control messages that \
+             change sampling, streams, filters or pause the destination. Only towards a \
+             streamgauge server or proxy (a stock oml2-server ignores it; a stock \
+             oml2-proxy-server rejects it). Overrides the configuration file.",
         ),
     OptionDef::new("--oml-instr-interval", Some("SECONDS"), Key::InstrInterval)
         .default("1")

@@ -9,6 +9,7 @@
 //! encoding = "binary"          # or "text"; default: text for files, binary for TCP
 //! overload = "block"           # "block:SECONDS", "drop-newest", "drop-oldest"
 //! bufsize = 67108864           # or "64M"
+//! backchannel = "off"          # "resume" or "feedback" (TCP; spec/omsp.md §3.6-3.7)
 //!
 //! [[collect.stream]]           # none: every MP with its default stream
 //! mp = "ping"
@@ -45,7 +46,7 @@ use toml_crate::Spanned;
 use super::error::{ConfigError, Location, Origin};
 use super::value::{self, DEFAULT_BUFSIZE};
 use super::{uri, FileConfig};
-use crate::spec::{DestinationSpec, FilterSpec, StreamSpec};
+use crate::spec::{Backchannel, DestinationSpec, FilterSpec, StreamSpec};
 
 use ::toml as toml_crate;
 
@@ -55,7 +56,14 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("", &["domain", "id", "collect"]),
     (
         "[[collect]]",
-        &["url", "encoding", "overload", "bufsize", "stream"],
+        &[
+            "url",
+            "encoding",
+            "overload",
+            "bufsize",
+            "backchannel",
+            "stream",
+        ],
     ),
     (
         "[[collect.stream]]",
@@ -83,6 +91,7 @@ struct RawCollect {
     encoding: Option<String>,
     overload: Option<String>,
     bufsize: Option<Bufsize>,
+    backchannel: Option<String>,
     #[serde(default)]
     stream: Vec<Spanned<RawStream>>,
 }
@@ -315,6 +324,11 @@ impl Conv<'_> {
             };
             self.invalid(at, "bufsize", T, &v, value::BUFSIZE_SYNTAX)
         })?;
+        let backchannel = match &c.backchannel {
+            None => Backchannel::Off,
+            Some(v) => value::parse_backchannel(v)
+                .ok_or_else(|| self.invalid(at, "backchannel", T, v, value::BACKCHANNEL_SYNTAX))?,
+        };
         let (streams, instrumentation) = if c.stream.is_empty() {
             (None, true)
         } else {
@@ -333,6 +347,7 @@ impl Conv<'_> {
             bufsize,
             streams,
             instrumentation,
+            backchannel,
         })
     }
 

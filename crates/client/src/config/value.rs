@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::spec::{Encoding, OverloadPolicy, Uri, Window};
+use crate::spec::{Backchannel, Encoding, OverloadPolicy, Uri, Window};
 
 /// Default byte budget of each destination's queue: 64 MiB.
 ///
@@ -75,6 +75,28 @@ pub fn format_policy(policy: OverloadPolicy) -> String {
         } => format!("block:{}", format_seconds(d)),
         OverloadPolicy::DropNewest => "drop-newest".into(),
         OverloadPolicy::DropOldest => "drop-oldest".into(),
+    }
+}
+
+/// What [`parse_backchannel`] accepts.
+pub const BACKCHANNEL_SYNTAX: &str = "`off`, `resume` or `feedback`";
+
+/// Parses a back-channel mode (`off`, `resume`, `feedback`).
+pub fn parse_backchannel(text: &str) -> Option<Backchannel> {
+    match text {
+        "off" => Some(Backchannel::Off),
+        "resume" => Some(Backchannel::Resume),
+        "feedback" => Some(Backchannel::Feedback),
+        _ => None,
+    }
+}
+
+/// The configuration spelling of a back-channel mode.
+pub fn format_backchannel(b: Backchannel) -> &'static str {
+    match b {
+        Backchannel::Off => "off",
+        Backchannel::Resume => "resume",
+        Backchannel::Feedback => "feedback",
     }
 }
 

@@ -32,6 +32,9 @@ pub(crate) struct Chunk {
     /// Holds schema-0 tuples, which are never dropped (a lost declaration
     /// would make its stream unreadable); such chunks hold nothing else.
     pub(crate) pinned: bool,
+    /// The stream this (pinned) chunk's schema-0 tuple declares, for a
+    /// resumable session's header (spec §3.6).
+    pub(crate) declares: Option<omsp::Schema>,
     /// Capacity already reported to [`Memory`].
     pub(super) accounted: usize,
 }
@@ -61,6 +64,7 @@ impl Chunk {
         self.first = 0;
         self.offset = 0;
         self.pinned = false;
+        self.declares = None;
     }
 }
 

@@ -12,6 +12,7 @@
 //! sender is writing is not counted (it is at most one chunk).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -83,6 +84,22 @@ pub(crate) struct DestQueue {
     memory: Arc<Memory>,
     /// For log messages.
     label: String,
+    /// Control messages from the receiver (spec §3.7), for the writer.
+    controls: Mutex<Vec<ControlMsg>>,
+    /// `controls` is not empty.
+    has_controls: AtomicBool,
+    /// The receiver asked the destination to pause: the sender writes
+    /// nothing and the queue fills under the overload policy.
+    paused: AtomicBool,
+}
+
+/// One `streamgauge-control <id> <json>` line from the receiver.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ControlMsg {
+    /// The receiver's message id.
+    pub(crate) id: u64,
+    /// The JSON object, unparsed.
+    pub(crate) json: String,
 }
 
 impl DestQueue {
@@ -104,7 +121,35 @@ impl DestQueue {
             budget,
             memory,
             label,
+            controls: Mutex::new(Vec::new()),
+            has_controls: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
         }
+    }
+
+    /// The sender received a control message (the caller wakes the writer).
+    pub(crate) fn push_control(&self, msg: ControlMsg) {
+        lock(&self.controls).push(msg);
+        self.has_controls.store(true, Ordering::Release);
+    }
+
+    /// Control messages received since the last call (cheap when none).
+    pub(crate) fn take_controls(&self) -> Vec<ControlMsg> {
+        if !self.has_controls.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *lock(&self.controls))
+    }
+
+    /// Pauses or resumes the sender.
+    pub(crate) fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Release);
+        self.data.notify_all();
+    }
+
+    /// True while the receiver has paused this destination.
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
     }
 
     /// The byte budget.

@@ -5,15 +5,21 @@
 //! its own queue, where its overload policy applies.
 
 mod file;
+mod session;
 mod tcp;
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use omsp::Schema;
+
+use crate::client::Shared;
 use crate::error::ClientError;
+use crate::header::Identity;
 use crate::queue::dest::{Chunk, DestQueue, SLOT_SCHEMA0};
 use crate::spec::Uri;
+use crate::spec::{Backchannel, Encoding};
 
 /// How long a sender waits for data before doing housekeeping (flushing a
 /// buffered file, checking that a server is still there).
@@ -55,6 +61,28 @@ pub(crate) struct SenderCtx {
     /// Give up on a destination that makes no progress for this long once
     /// the client is closing.
     pub(crate) close_timeout: Duration,
+    /// The back-channel asked for (TCP), with what a resumed header needs.
+    pub(crate) session: Option<SessionSpec>,
+    /// Wakes the writer (a control message arrived).
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// What a resumable session (spec §3.6) needs to rebuild its header.
+#[derive(Debug)]
+pub(crate) struct SessionSpec {
+    /// `resume` or `feedback`.
+    pub(crate) mode: Backchannel,
+    /// Header fields of the first connection.
+    pub(crate) identity: Identity,
+    /// The destination's encoding.
+    pub(crate) encoding: Encoding,
+    /// `_client_instrumentation` is declared.
+    pub(crate) instrumentation: bool,
+    /// Streams declared in the first header.
+    pub(crate) schemas: Vec<Schema>,
+    /// How long to wait for the resume line before treating the receiver
+    /// as one that does not speak the extension.
+    pub(crate) answer_timeout: Duration,
 }
 
 /// Starts the sender thread of one destination.

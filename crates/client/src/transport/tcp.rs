@@ -22,11 +22,17 @@
 //!   twice. Tuples still in kernel buffers (ours or the server's) when a
 //!   server dies are lost; their sequence numbers leave a gap, bounded by the
 //!   socket buffer sizes.
+//! - **Resumable sessions.** With a back-channel (`--oml-backchannel`,
+//!   spec §3.6) that gap closes: the receiver acknowledges what it stored
+//!   and says where to resume, and the sender keeps and resends everything
+//!   above the last acknowledgement instead of replaying schema-0 tuples
+//!   ([`super::session`]).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use super::session::{Answer, Broken, Session};
 use super::{give_up, mark_written, CloseClock, SenderCtx, IDLE_WAIT};
 use crate::queue::dest::{Chunk, Take};
 
@@ -44,6 +50,9 @@ const LIVENESS_EVERY: Duration = Duration::from_secs(1);
 /// written after the server closed are lost, so the check narrows that
 /// window to what the server had not read when it closed.
 const BUSY_LIVENESS_EVERY: Duration = Duration::from_millis(2);
+
+/// How often a paused (or ack-starved) sender looks at the back-channel.
+const PAUSE_POLL: Duration = Duration::from_millis(10);
 
 /// A collection server's address.
 #[derive(Debug)]
@@ -120,8 +129,10 @@ enum WriteEnd {
 /// The sender loop of a TCP destination.
 pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
     let q = &ctx.queue;
-    // The header, then every schema-0 tuple written so far.
+    // The header, then every schema-0 tuple written so far (base protocol).
     let mut replay = ctx.header.clone();
+    // Or a resumable session (back-channel).
+    let mut session = ctx.session.as_ref().map(Session::new);
     let mut conn: Option<TcpStream> = None;
     let mut backoff = Backoff::new();
     let mut current: Option<Chunk> = None;
@@ -133,7 +144,10 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
             return;
         }
         let Some(stream) = conn.as_mut() else {
-            if current.is_none() && q.is_drained() {
+            if current.is_none()
+                && q.is_drained()
+                && session.as_ref().map_or(true, Session::settled)
+            {
                 // Closing with nothing left to send: no need to connect.
                 return;
             }
@@ -142,16 +156,60 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                 std::thread::sleep(wait.min(IDLE_WAIT));
                 continue;
             }
-            conn = connect(&target, &ctx, &mut replay, &mut backoff, &mut clock);
+            conn = match session.as_mut() {
+                Some(s) => connect_session(&target, &ctx, s, &mut backoff, &mut clock),
+                None => connect(&target, &ctx, &mut replay, &mut backoff, &mut clock),
+            };
             last_check = Instant::now();
             continue;
         };
+        if let Some(s) = session.as_mut() {
+            if last_check.elapsed() >= BUSY_LIVENESS_EVERY {
+                last_check = Instant::now();
+                if let Err(b) = s.poll(stream, &ctx) {
+                    lost(&ctx, &b);
+                    s.disconnected();
+                    conn = None;
+                    backoff.failed();
+                    continue;
+                }
+            }
+            let paused = q.is_paused() && !q.is_closing();
+            let full = s.answering() && s.kept() >= q.budget();
+            if current.is_none() && (paused || full) {
+                // Paused by the receiver, or waiting for acks before taking
+                // more: the queue fills and the overload policy decides.
+                std::thread::sleep(PAUSE_POLL);
+                continue;
+            }
+        }
         let c = match current.as_mut() {
             Some(c) => c,
             None => match q.take(IDLE_WAIT) {
                 Take::Chunk(c) => current.insert(c),
-                Take::Finished => return,
+                Take::Finished => {
+                    let Some(s) = session.as_mut().filter(|s| s.answering()) else {
+                        return;
+                    };
+                    // The receiver acknowledges once more after our end of
+                    // the stream; without that ack, reconnect and resend.
+                    let _ = stream.shutdown(std::net::Shutdown::Write);
+                    if s.drain_acks(stream, &ctx, ctx.close_timeout) {
+                        return;
+                    }
+                    s.disconnected();
+                    conn = None;
+                    if clock.expired(&ctx) {
+                        tracing::warn!(destination = %ctx.label, unacknowledged_bytes = s.kept(),
+                            "closing without the receiver's last acknowledgement");
+                        return;
+                    }
+                    continue;
+                }
                 Take::Idle => {
+                    if session.is_some() {
+                        continue;
+                    }
                     if last_check.elapsed() >= LIVENESS_EVERY {
                         last_check = Instant::now();
                         if peer_closed(stream) {
@@ -163,7 +221,7 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                 }
             },
         };
-        if last_check.elapsed() >= BUSY_LIVENESS_EVERY {
+        if session.is_none() && last_check.elapsed() >= BUSY_LIVENESS_EVERY {
             last_check = Instant::now();
             if peer_closed(stream) {
                 tracing::info!(destination = %ctx.label, "server closed the connection; reconnecting");
@@ -171,7 +229,11 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                 continue;
             }
         }
-        match write_chunk(stream, c, &ctx, &mut replay, &mut clock) {
+        let log = match session.as_mut() {
+            Some(s) => Log::Session(s),
+            None => Log::Replay(&mut replay),
+        };
+        match write_chunk(stream, c, &ctx, log, &mut clock) {
             Ok(()) => {
                 if let Some(done) = current.take() {
                     q.recycle(done);
@@ -183,9 +245,25 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
             }
             Err(WriteEnd::Failed(e)) => {
                 tracing::warn!(destination = %ctx.label, error = %e, "connection lost; reconnecting");
+                if let Some(s) = session.as_mut() {
+                    s.disconnected();
+                }
                 conn = None;
                 backoff.failed();
             }
+        }
+    }
+}
+
+/// Opens a connection, or counts a failed attempt.
+fn attempt(target: &TcpTarget, ctx: &SenderCtx, backoff: &mut Backoff) -> Option<TcpStream> {
+    match target.connect() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::debug!(destination = %ctx.label, error = %e, retry_ms = backoff.delay.as_millis() as u64,
+                "cannot connect");
+            backoff.failed();
+            None
         }
     }
 }
@@ -198,15 +276,7 @@ fn connect(
     backoff: &mut Backoff,
     clock: &mut CloseClock,
 ) -> Option<TcpStream> {
-    let mut s = match target.connect() {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::debug!(destination = %ctx.label, error = %e, retry_ms = backoff.delay.as_millis() as u64,
-                "cannot connect");
-            backoff.failed();
-            return None;
-        }
-    };
+    let mut s = attempt(target, ctx, backoff)?;
     let log = std::mem::take(replay);
     let sent = write_bytes(&mut s, &log, ctx, clock);
     *replay = log;
@@ -256,7 +326,7 @@ fn write_chunk(
     s: &mut TcpStream,
     c: &mut Chunk,
     ctx: &SenderCtx,
-    replay: &mut Vec<u8>,
+    log: Log<'_, '_>,
     clock: &mut CloseClock,
 ) -> Result<(), WriteEnd> {
     let base = c.offset;
@@ -280,10 +350,82 @@ fn write_chunk(
             Err(e) => break Some(WriteEnd::Failed(e)),
         }
     };
-    mark_written(c, done, &ctx.queue, Some(replay));
+    match log {
+        Log::Replay(replay) => mark_written(c, done, &ctx.queue, Some(replay)),
+        Log::Session(session) => {
+            mark_written(c, done, &ctx.queue, None);
+            let declares = if c.is_done() {
+                c.declares.as_ref()
+            } else {
+                None
+            };
+            session.written(&c.bytes[base..c.offset], declares);
+        }
+    }
     match end {
         None => Ok(()),
         Some(e) => Err(e),
+    }
+}
+
+/// Where completely written tuples are remembered for the next connection.
+enum Log<'a, 'b> {
+    /// Base protocol: schema-0 tuples, replayed after the header.
+    Replay(&'a mut Vec<u8>),
+    /// Resumable session: every byte until acknowledged.
+    Session(&'a mut Session<'b>),
+}
+
+/// One connection attempt of a resumable session: the header, the
+/// receiver's answer, then the data it lacks.
+fn connect_session(
+    target: &TcpTarget,
+    ctx: &SenderCtx,
+    session: &mut Session<'_>,
+    backoff: &mut Backoff,
+    clock: &mut CloseClock,
+) -> Option<TcpStream> {
+    let mut s = attempt(target, ctx, backoff)?;
+    let header = session.header();
+    if write_bytes(&mut s, &header, ctx, clock).is_err() {
+        backoff.failed();
+        return None;
+    }
+    match session.handshake(&mut s, ctx) {
+        Ok(Answer::ResumeAt(at)) => {
+            if write_bytes(&mut s, session.kept_from(at), ctx, clock).is_err() {
+                session.disconnected();
+                backoff.failed();
+                return None;
+            }
+        }
+        Ok(Answer::Silent) => {}
+        Ok(Answer::Gap) => {
+            backoff.failed();
+            return None;
+        }
+        Err(b) => {
+            lost(ctx, &b);
+            session.disconnected();
+            backoff.failed();
+            return None;
+        }
+    }
+    ctx.queue.connected();
+    backoff.succeeded();
+    tracing::info!(destination = %ctx.label, "connected");
+    Some(s)
+}
+
+/// Logs why the back-channel ended a connection.
+fn lost(ctx: &SenderCtx, b: &Broken) {
+    match b {
+        Broken::Closed => {
+            tracing::info!(destination = %ctx.label, "receiver closed the connection; reconnecting")
+        }
+        Broken::Error(e) => {
+            tracing::warn!(destination = %ctx.label, error = %e, "back-channel failed; reconnecting")
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 //! and less when an interval window or a report is due; a thread that finds
 //! its ring full wakes it.
 
+mod feedback;
 pub(crate) mod output;
 
 use std::sync::atomic::Ordering::{AcqRel, Relaxed};
@@ -109,6 +110,11 @@ impl Writer {
             }
             if self.shared.news.swap(false, AcqRel) {
                 self.take_news(self.clock.now());
+            }
+            for out in &mut self.outputs {
+                for msg in out.queue.take_controls() {
+                    feedback::handle(out, &msg, self.clock.now());
+                }
             }
             self.rings.extend(
                 self.shared

@@ -159,6 +159,18 @@ impl Output {
 
     /// Sends one schema-0 tuple in a chunk of its own (never dropped).
     pub(crate) fn schema0(&mut self, ts: f64, subject: &str, key: &str, value: &str) {
+        self.schema0_declaring(ts, subject, key, value, None);
+    }
+
+    /// [`Output::schema0`], marking the chunk with the stream it declares.
+    fn schema0_declaring(
+        &mut self,
+        ts: f64,
+        subject: &str,
+        key: &str,
+        value: &str,
+        declares: Option<&Schema>,
+    ) {
         self.flush();
         self.seq0 += 1;
         let start = self.chunk.bytes.len();
@@ -172,6 +184,7 @@ impl Output {
             Ok(()) => {
                 self.chunk.record(start, SLOT_SCHEMA0);
                 self.chunk.pinned = true;
+                self.chunk.declares = declares.cloned();
                 let c = std::mem::take(&mut self.chunk);
                 self.chunk = self.queue.push(c, Admission::Always);
             }
@@ -186,11 +199,12 @@ impl Output {
     /// Declares a stream added after start (schema 0, subject `.`, key `schema`).
     pub(crate) fn declare(&mut self, ts: f64, schema: &Schema) {
         let text = crate::layout::declaration(schema);
-        self.schema0(
+        self.schema0_declaring(
             ts,
             omsp::metadata::ROOT_SUBJECT,
             omsp::metadata::SCHEMA_KEY,
             &text,
+            Some(schema),
         );
     }
 

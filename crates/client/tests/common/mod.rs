@@ -32,6 +32,7 @@ pub fn file(path: &Path, encoding: Encoding) -> DestinationSpec {
         bufsize: 1 << 20,
         streams: None,
         instrumentation: true,
+        backchannel: Default::default(),
     }
 }
 
@@ -53,6 +54,7 @@ pub fn tcp(
         bufsize,
         streams: None,
         instrumentation: true,
+        backchannel: Default::default(),
     }
 }
 
@@ -95,6 +97,8 @@ pub struct TestServer {
     pub server: Option<server::Server>,
     pub addr: std::net::SocketAddr,
     pub dir: tempfile::TempDir,
+    /// Feedback rules (TOML, server/src/feedback/rules.rs), applied at every (re)start.
+    pub rules: Option<String>,
 }
 
 impl TestServer {
@@ -105,6 +109,15 @@ impl TestServer {
 
     /// On `addr`, with a fresh data directory.
     pub fn start_on(addr: std::net::SocketAddr) -> TestServer {
+        TestServer::start_with(addr, None)
+    }
+
+    /// On an ephemeral port, with these feedback rules.
+    pub fn with_rules(rules: &str) -> TestServer {
+        TestServer::start_with("127.0.0.1:0".parse().unwrap(), Some(rules.to_owned()))
+    }
+
+    fn start_with(addr: std::net::SocketAddr, rules: Option<String>) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -116,6 +129,7 @@ impl TestServer {
             server: None,
             addr,
             dir,
+            rules,
         };
         s.restart();
         s
@@ -132,6 +146,9 @@ impl TestServer {
     pub fn restart(&mut self) {
         let mut config = server::ServerConfig::new(self.dir.path());
         config.listen = vec![self.addr];
+        if let Some(r) = &self.rules {
+            config.feedback_rules = server::feedback::rules::parse(r, "rules.toml").unwrap();
+        }
         let server = self.rt.block_on(server::Server::start(config)).unwrap();
         self.addr = server.local_addrs()[0];
         self.server = Some(server);

@@ -225,3 +225,37 @@ fn command_line_spec() {
     assert_eq!(d.streams, None);
     assert!(d.instrumentation);
 }
+
+#[test]
+fn backchannel_option_and_environment() {
+    assert_eq!(opts(&[]).unwrap().backchannel, None);
+    let o = opts(&["--oml-backchannel", "feedback"]).unwrap();
+    assert_eq!(o.backchannel, Some(Backchannel::Feedback));
+    let o = opts(&["--oml-backchannel=resume"]).unwrap();
+    assert_eq!(o.backchannel, Some(Backchannel::Resume));
+    assert!(matches!(
+        opts(&["--oml-backchannel", "yes"]),
+        Err(ConfigError::InvalidValue { .. })
+    ));
+    let env = |n: &str| (n == "OML_BACKCHANNEL").then(|| "resume".to_string());
+    let o = extract(&mut argv(&[]), &env).unwrap();
+    assert_eq!(o.backchannel, Some(Backchannel::Resume));
+    let o = extract(&mut argv(&["--oml-backchannel", "off"]), &env).unwrap();
+    assert_eq!(
+        o.backchannel,
+        Some(Backchannel::Off),
+        "the command line wins"
+    );
+    // It reaches the command-line destination.
+    let mut a = argv(&[
+        "--oml-collect",
+        "tcp://srv",
+        "--oml-backchannel",
+        "feedback",
+    ]);
+    let parsed = parse("prog", &mut a, &no_env, "2024-05-01t12.00.00+0000").unwrap();
+    let Outcome::Run(spec) = parsed.outcome else {
+        panic!("{:?}", parsed.outcome)
+    };
+    assert_eq!(spec.destinations[0].backchannel, Backchannel::Feedback);
+}

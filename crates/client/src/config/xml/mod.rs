@@ -31,7 +31,7 @@
 use super::error::{ConfigError, Location, Origin};
 use super::value::{self, DEFAULT_BUFSIZE};
 use super::{uri, FileConfig};
-use crate::spec::{DestinationSpec, Encoding, FilterSpec, StreamSpec};
+use crate::spec::{Backchannel, DestinationSpec, Encoding, FilterSpec, StreamSpec};
 
 mod tree;
 mod write;
@@ -80,7 +80,7 @@ pub const ELEMENTS: &[ElementDef] = &[
     ),
     el(
         "collect",
-        &["url", "encoding", "overload", "bufsize"],
+        &["url", "encoding", "overload", "bufsize", "backchannel"],
         &["stream", "mp"],
     ),
     el(
@@ -242,6 +242,11 @@ impl Conv<'_> {
             Some(v) => value::parse_bufsize(v)
                 .ok_or_else(|| self.invalid(node, "bufsize", v, value::BUFSIZE_SYNTAX))?,
         };
+        let backchannel = match node.attr("backchannel") {
+            None => Backchannel::Off,
+            Some(v) => value::parse_backchannel(v)
+                .ok_or_else(|| self.invalid(node, "backchannel", v, value::BACKCHANNEL_SYNTAX))?,
+        };
         let (streams, instrumentation) = if node.children.is_empty() {
             (None, true)
         } else {
@@ -260,6 +265,7 @@ impl Conv<'_> {
             bufsize,
             streams,
             instrumentation,
+            backchannel,
         })
     }
 

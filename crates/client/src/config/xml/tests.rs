@@ -332,6 +332,7 @@ fn writer_escapes() {
             bufsize: 1,
             streams: None,
             instrumentation: true,
+            backchannel: Default::default(),
         }],
     };
     let text = to_string(&c);

@@ -33,6 +33,13 @@ fn collect(out: &mut String, d: &DestinationSpec) {
     attr(out, "encoding", Some(value::format_encoding(d.encoding)));
     attr(out, "overload", Some(&value::format_policy(d.policy)));
     attr(out, "bufsize", Some(&d.bufsize.to_string()));
+    if d.backchannel != crate::spec::Backchannel::Off {
+        attr(
+            out,
+            "backchannel",
+            Some(value::format_backchannel(d.backchannel)),
+        );
+    }
     match d.streams.as_deref() {
         None | Some([]) => out.push_str("/>\n"),
         Some(streams) => {
