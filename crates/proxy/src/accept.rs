@@ -100,6 +100,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         pending: Vec::new(),
         pending_base: 0,
         errors: 0,
+        feedback: backchannel::wants_feedback(&header),
     };
     let mut write_half = None;
     let (acks, finished) = match &request {
@@ -246,6 +247,8 @@ struct Connection {
     pending_base: u64,
     /// Decode errors seen.
     errors: usize,
+    /// The client accepts control messages (relayed from the upstream).
+    feedback: bool,
 }
 
 impl Connection {
@@ -273,7 +276,20 @@ impl Connection {
             .await
             .map_err(|e| format!("writing the resume line: {e}"))?;
         let (finished, finished_rx) = watch::channel(false);
-        let acks = tokio::spawn(send_acks(wr, Arc::clone(&self.entry), resume, finished_rx));
+        let controls = if self.feedback {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            self.entry.attach_controls(tx);
+            Some(rx)
+        } else {
+            None
+        };
+        let acks = tokio::spawn(send_acks(
+            wr,
+            Arc::clone(&self.entry),
+            resume,
+            finished_rx,
+            controls,
+        ));
         Ok((acks, finished))
     }
 
@@ -371,12 +387,14 @@ async fn superseded(claim: Option<&Claim>) {
 }
 
 /// Sends `streamgauge-ack` whenever the journal's durable offset moves,
-/// and a last one once the connection is finished.
+/// and a last one once the connection is finished; relays the upstream's
+/// control lines to a client that asked for feedback.
 async fn send_acks(
     mut wr: OwnedWriteHalf,
     entry: Arc<Entry>,
     resumed: u64,
     mut finished: watch::Receiver<bool>,
+    mut controls: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
 ) {
     let mut changed = entry.changed.subscribe();
     let mut sent = resumed;
@@ -401,6 +419,23 @@ async fn send_acks(
         tokio::select! {
             r = changed.changed() => if r.is_err() { return },
             r = finished.changed() => if r.is_err() { return },
+            Some(line) = next_control(&mut controls) => {
+                if wr.write_all(line.as_bytes()).await.is_err() {
+                    // Not delivered: the next connection of this client gets it.
+                    entry.relay_control(line);
+                    return;
+                }
+            }
         }
+    }
+}
+
+/// The next control line to relay; never ready without a relay.
+async fn next_control(
+    controls: &mut Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+) -> Option<String> {
+    match controls {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }

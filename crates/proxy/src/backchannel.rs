@@ -10,9 +10,17 @@ pub const KEY_SESSION: &str = "x-streamgauge-session";
 pub const KEY_OFFSET: &str = "x-streamgauge-offset";
 /// Header key: back-channel version.
 pub const KEY_BACKCHANNEL: &str = "x-streamgauge-backchannel";
-/// Header key: feedback control messages (spec §3.7). The proxy does not
-/// relay control messages yet, so it does not pass this key upstream.
+/// Header key: feedback control messages (spec §3.7). The proxy passes it
+/// upstream for a resumable client that sent it, and relays the upstream's
+/// control lines to that client.
 pub const KEY_FEEDBACK: &str = "x-streamgauge-feedback";
+
+/// Whether a client's header asks for control messages (with a session:
+/// they travel on the session's back-channel).
+pub fn wants_feedback(h: &Header) -> bool {
+    let has = |key: &str, value: &str| h.extra.iter().any(|(k, v)| k == key && v == value);
+    has(KEY_FEEDBACK, "1") && h.extra.iter().any(|(k, _)| k == KEY_SESSION)
+}
 
 /// Longest session id.
 pub const MAX_ID: usize = 128;
@@ -110,6 +118,9 @@ pub enum Line {
     Resume(u64),
     /// `streamgauge-ack <offset>`.
     Ack(u64),
+    /// `streamgauge-control <id> <json>` (spec §3.7): the whole line, to be
+    /// relayed to the client as it is.
+    Control(String),
     /// A word this version does not know (ignored, as the spec requires).
     Other(String),
 }
@@ -125,6 +136,7 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
     match word {
         "streamgauge-resume" => num().map(Line::Resume),
         "streamgauge-ack" => num().map(Line::Ack),
+        "streamgauge-control" => Ok(Line::Control(format!("{line}\n"))),
         w => Ok(Line::Other(w.to_owned())),
     }
 }
@@ -138,8 +150,12 @@ mod tests {
         assert_eq!(parse_line("streamgauge-resume 12"), Ok(Line::Resume(12)));
         assert_eq!(parse_line("streamgauge-ack 7"), Ok(Line::Ack(7)));
         assert!(parse_line("streamgauge-ack x").is_err());
-        assert!(matches!(
+        assert_eq!(
             parse_line("streamgauge-control 1 {}"),
+            Ok(Line::Control("streamgauge-control 1 {}\n".into()))
+        );
+        assert!(matches!(
+            parse_line("streamgauge-later 1"),
             Ok(Line::Other(_))
         ));
     }

@@ -279,6 +279,7 @@ async fn session(
             m = rx.recv() => match m {
                 Some(Back::Line(Line::Resume(r))) => break Some(r),
                 Some(Back::Line(Line::Other(_))) => continue,
+                Some(Back::Line(Line::Control(_))) => return Outcome::Lost("upstream sent a control message before the resume line".into()),
                 Some(Back::Line(Line::Ack(_))) => return Outcome::Lost("upstream acknowledged before the resume line".into()),
                 Some(Back::End(reason)) => return Outcome::Lost(reason),
                 None => return Outcome::Lost("back-channel reader ended".into()),
@@ -429,6 +430,10 @@ fn handle(entry: &Entry, shared: &Shared, mode: &Mode, base: u64, m: Back) -> Op
         }
         Back::Line(Line::Resume(_)) => {
             Some(Outcome::Lost("upstream sent a second resume line".into()))
+        }
+        Back::Line(Line::Control(line)) => {
+            entry.relay_control(line);
+            None
         }
         Back::Line(Line::Other(_)) => None,
         Back::End(reason) => Some(Outcome::Lost(reason)),

@@ -78,7 +78,24 @@ pub struct Entry {
     pub client: Mutex<Option<SocketAddr>>,
     /// The forwarder's state.
     pub upstream: Mutex<UpstreamState>,
+    /// Control messages from the upstream on their way to the client.
+    controls: Mutex<Relay>,
 }
+
+/// Control lines relayed to the client (spec §3.7). While no client
+/// connection is attached, the latest [`HELD_CONTROLS`] wait for the next
+/// one; older ones are dropped with a log line (a newer message about the
+/// same stream supersedes them anyway).
+#[derive(Debug, Default)]
+struct Relay {
+    /// The connected client's back-channel writer.
+    to_client: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Lines waiting for a client.
+    held: std::collections::VecDeque<String>,
+}
+
+/// Control lines kept for a client that is not connected.
+pub const HELD_CONTROLS: usize = 64;
 
 /// Proof that a client connection feeds a journal.
 #[derive(Debug)]
@@ -112,7 +129,43 @@ impl Entry {
             generation: watch::Sender::new(0),
             client: Mutex::new(None),
             upstream: Mutex::new(UpstreamState::Idle),
+            controls: Mutex::new(Relay::default()),
         }
+    }
+
+    /// Passes a control line from the upstream to the client, or holds it
+    /// until a client connection attaches.
+    pub fn relay_control(&self, line: String) {
+        let mut r = self.controls.lock().unwrap_or_else(|p| p.into_inner());
+        let line = match &r.to_client {
+            Some(tx) => match tx.send(line) {
+                Ok(()) => return,
+                Err(e) => {
+                    r.to_client = None;
+                    e.0
+                }
+            },
+            None => line,
+        };
+        if r.held.len() == HELD_CONTROLS {
+            if let Some(old) = r.held.pop_front() {
+                tracing::warn!(journal = self.id, line = %old.trim_end(),
+                    "client not connected: oldest held control message dropped");
+            }
+        }
+        r.held.push_back(line);
+    }
+
+    /// Attaches a client connection's back-channel: held lines first.
+    pub fn attach_controls(&self, tx: tokio::sync::mpsc::UnboundedSender<String>) {
+        let mut r = self.controls.lock().unwrap_or_else(|p| p.into_inner());
+        while let Some(line) = r.held.pop_front() {
+            if let Err(e) = tx.send(line) {
+                r.held.push_front(e.0);
+                return;
+            }
+        }
+        r.to_client = Some(tx);
     }
 
     /// The journal (never held across an await).

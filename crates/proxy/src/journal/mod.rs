@@ -491,9 +491,14 @@ impl Journal {
     /// proxy's session keys (spec §3.6).
     pub fn upstream_header(&self, session: &str, offset: u64) -> Vec<u8> {
         let mut h = self.parsed.clone();
+        let feedback = backchannel::wants_feedback(&h);
         h.extra.retain(|(k, _)| !backchannel::is_session_key(k));
         schemas::apply(&mut h, &self.decls, self.meta.epoch_base + offset);
         h.extra.extend(backchannel::sender_keys(session, offset));
+        if feedback {
+            h.extra
+                .push((backchannel::KEY_FEEDBACK.to_owned(), "1".to_owned()));
+        }
         let mut out = Vec::with_capacity(self.header.len() + 128);
         h.write(&mut out);
         out
