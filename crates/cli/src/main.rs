@@ -6,6 +6,7 @@
 mod bench;
 mod decode;
 mod docs;
+mod export;
 mod inline;
 mod proxy;
 mod server;
@@ -47,6 +48,9 @@ enum Command {
     /// Run a legacy tool (ping, iperf3, any command) and record its output as measurement streams.
     #[command(long_about = wrap::LONG_ABOUT)]
     Wrap(wrap::WrapArgs),
+    /// Export measurement streams from an experiment's database to CSV, JSON lines or Parquet.
+    #[command(long_about = export::LONG_ABOUT)]
+    Export(export::ExportArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Inline(args) => inline::run(&args),
         Command::Wrap(args) => wrap::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {
