@@ -128,14 +128,15 @@ setup_rust() {
 # Python dependencies, into the machine's python3 (pyenv here; no virtualenv
 # needed): oml4py (a real third-party OMSP client, used by
 # crates/cli/tests/oml4py*.rs and python/tests), pytest, maturin (builds the
-# python/ package), pandas and pyarrow (streamgauge.read and Parquet export).
-PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12")
+# python/ package), pandas and pyarrow (streamgauge.read and Parquet export),
+# psycopg (streamgauge.read from PostgreSQL).
+PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12" "psycopg[binary]>=3.1")
 
 setup_python() {
     STEP="python test packages"
     local py="${PYTHON:-python3}"
     command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py tests)"
-    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
+    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
         >/dev/null 2>&1; then
         log "python packages ok ($("$py" --version 2>&1))"
         return 0
@@ -146,8 +147,8 @@ setup_python() {
         || die "pip install ${PY_PACKAGES[*]} failed"
     # pyenv keeps shims per installed command; refresh them if it is there.
     if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
-    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow' >/dev/null 2>&1 \
-        || die "oml4py, pytest, maturin, pandas or pyarrow still not importable by $py"
+    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg' >/dev/null 2>&1 \
+        || die "oml4py, pytest, maturin, pandas, pyarrow or psycopg still not importable by $py"
     log "python packages ok (installed)"
 }
 
