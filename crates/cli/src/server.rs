@@ -262,7 +262,9 @@ impl ServerArgs {
     }
 }
 
-fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> Result<()> {
+/// Logs to `logfile` (appended, no colours) or to standard error; shared
+/// by the server and the proxy, which take the same logging flags.
+pub(crate) fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> Result<()> {
     let builder = tracing_subscriber::fmt().with_max_level(level);
     match logfile {
         Some(path) => {

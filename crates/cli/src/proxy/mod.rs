@@ -227,7 +227,7 @@ pub fn run(args: &ProxyArgs) -> Result<bool> {
         _ => tracing::Level::DEBUG,
     };
     let logfile = args.logfile.as_ref().filter(|p| p.as_os_str() != "-");
-    init_logging(logfile, level)?;
+    crate::server::init_logging(logfile, level)?;
     if args.resultfile.is_some() || args.size.is_some() {
         tracing::warn!("-r/--resultfile and -s/--size are oml2-proxy-server options without effect here: streams go to the --journal directory");
     }
@@ -249,29 +249,4 @@ pub fn run(args: &ProxyArgs) -> Result<bool> {
         proxy.shutdown().await;
         Ok(true)
     })
-}
-
-fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> Result<()> {
-    let builder = tracing_subscriber::fmt().with_max_level(level);
-    match logfile {
-        Some(path) => {
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .with_context(|| format!("opening log file {}", path.display()))?;
-            builder
-                .with_ansi(false)
-                .with_writer(std::sync::Mutex::new(f))
-                .init();
-        }
-        None => {
-            use std::io::IsTerminal;
-            builder
-                .with_ansi(std::io::stderr().is_terminal())
-                .with_writer(std::io::stderr)
-                .init();
-        }
-    }
-    Ok(())
 }

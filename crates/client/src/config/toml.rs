@@ -329,17 +329,12 @@ impl Conv<'_> {
             Some(v) => value::parse_backchannel(v)
                 .ok_or_else(|| self.invalid(at, "backchannel", T, v, value::BACKCHANNEL_SYNTAX))?,
         };
-        let (streams, instrumentation) = if c.stream.is_empty() {
-            (None, true)
-        } else {
-            let streams = c
-                .stream
+        let (streams, instrumentation) = value::selected_streams(
+            c.stream
                 .into_iter()
                 .map(|s| self.stream(s))
-                .collect::<Result<Vec<_>, _>>()?;
-            let instr = streams.iter().any(|s| s.mp == "_client_instrumentation");
-            (Some(streams), instr)
-        };
+                .collect::<Result<Vec<_>, _>>()?,
+        );
         Ok(DestinationSpec {
             uri,
             encoding,

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::spec::{Backchannel, Encoding, OverloadPolicy, Uri, Window};
+use crate::spec::{Backchannel, Encoding, OverloadPolicy, StreamSpec, Uri, Window};
 
 /// Default byte budget of each destination's queue: 64 MiB.
 ///
@@ -206,6 +206,17 @@ pub const ID_SYNTAX: &str = "a non-empty id without whitespace or control charac
 /// What a domain may be.
 pub const DOMAIN_SYNTAX: &str =
     "1 to 63 characters of A-Z a-z 0-9 _ - . (not starting with `.`), since it names a database";
+
+/// A destination's `<stream>`s as configured: none means "every MP, and
+/// `_client_instrumentation`"; a list sends `_client_instrumentation` only
+/// when it names it. Returns the destination's streams and that flag.
+pub fn selected_streams(streams: Vec<StreamSpec>) -> (Option<Vec<StreamSpec>>, bool) {
+    if streams.is_empty() {
+        return (None, true);
+    }
+    let instrumentation = streams.iter().any(|s| s.mp == "_client_instrumentation");
+    (Some(streams), instrumentation)
+}
 
 #[cfg(test)]
 mod tests {

@@ -247,17 +247,12 @@ impl Conv<'_> {
             Some(v) => value::parse_backchannel(v)
                 .ok_or_else(|| self.invalid(node, "backchannel", v, value::BACKCHANNEL_SYNTAX))?,
         };
-        let (streams, instrumentation) = if node.children.is_empty() {
-            (None, true)
-        } else {
-            let streams = node
-                .children
+        let (streams, instrumentation) = value::selected_streams(
+            node.children
                 .iter()
                 .map(|c| self.stream(c))
-                .collect::<Result<Vec<_>, _>>()?;
-            let instr = streams.iter().any(|s| s.mp == "_client_instrumentation");
-            (Some(streams), instr)
-        };
+                .collect::<Result<Vec<_>, _>>()?,
+        );
         Ok(DestinationSpec {
             uri,
             encoding,
