@@ -42,12 +42,13 @@ static __always_inline struct sg_config *sg_get_config(void)
 	return bpf_map_lookup_elem(&sg_config, &zero);
 }
 
-/* Current wall-clock time as a 64-bit NTP timestamp (host byte order). */
-static __always_inline __u64 sg_ntp_now(void)
+/* Wall-clock time as a 64-bit NTP timestamp (host byte order), from a
+ * monotonic reading `mono_ns` (bpf_ktime_get_ns) the caller already has. */
+static __always_inline __u64 sg_ntp_at(__u64 mono_ns)
 {
 	__u32 zero = 0;
 	__u64 *off = bpf_map_lookup_elem(&sg_clock, &zero);
-	__u64 ns = bpf_ktime_get_ns() + (off ? *off : 0);
+	__u64 ns = mono_ns + (off ? *off : 0);
 	__u64 sec = ns / 1000000000ULL;
 	__u64 rem = ns - sec * 1000000000ULL;
 	return ((sec + SG_NTP_UNIX_OFFSET) << 32) | ((rem << 32) / 1000000000ULL);

@@ -106,7 +106,7 @@ int sg_sink(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	}
 	sg_count(SG_C_SINK_MARKED);
-	__u64 dst_ts = sg_ntp_now();
+	__u64 dst_ts = sg_ntp_at(bpf_ktime_get_ns());
 	__u8 nh = eh[0];
 	__u16 plen = bpf_ntohs(ip6->payload_len);
 

@@ -51,7 +51,7 @@ static __always_inline int sg_is_exthdr(__u8 nh)
 
 /* Build the header for `mode` in `h` (32 bytes, zeroed by the caller) and
  * return its length; 0 if mode selects nothing. */
-static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8 nh, __u32 seq)
+static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8 nh, __u32 seq, __u64 now)
 {
 	__u8 mode = cfg->mode;
 	h[0] = nh;
@@ -66,7 +66,7 @@ static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8
 	}
 	__u64 ts = 0;
 	if (mode & SG_MODE_DELAY)
-		ts = bpf_cpu_to_be64(sg_ntp_now());
+		ts = bpf_cpu_to_be64(sg_ntp_at(now));
 	__u32 be_seq = bpf_htonl(seq);
 	if ((mode & (SG_MODE_DELAY | SG_MODE_LOSS)) == (SG_MODE_DELAY | SG_MODE_LOSS)) {
 		h[1] = 3;
@@ -201,10 +201,14 @@ int sg_source(struct __sk_buff *skb)
 		     ((mode & 3) == 3) ? 32 : (mode & SG_MODE_DELAY) ? 24 : (mode & SG_MODE_LOSS) ? 8 : 0;
 	if (!hlen)
 		return TC_ACT_OK;
-	__u32 mtu_len = 0;
-	if (bpf_check_mtu(skb, 0, &mtu_len, hlen, 0)) {
-		sg_count(SG_C_SRC_MTU);
-		return TC_ACT_OK;
+	/* Every IPv6 link carries 1280 bytes: only larger packets need the
+	 * (helper) MTU check. skb->len counts the Ethernet header here. */
+	if (skb->len + hlen > SG_ETH_HLEN + 1280) {
+		__u32 mtu_len = 0;
+		if (bpf_check_mtu(skb, 0, &mtu_len, hlen, 0)) {
+			sg_count(SG_C_SRC_MTU);
+			return TC_ACT_OK;
+		}
 	}
 	if (bpf_skb_adjust_room(skb, hlen, BPF_ADJ_ROOM_NET, 0)) {
 		sg_count(SG_C_SRC_ERROR);
@@ -212,29 +216,30 @@ int sg_source(struct __sk_buff *skb)
 	}
 	__u32 seq = __sync_fetch_and_add(&st->seq, 1);
 	__u8 h[32] = {};
-	sg_build(h, cfg, nh, seq);
-	struct {
-		__be16 plen;
-		__u8 nexthdr;
-	} __attribute__((packed)) fix = { bpf_htons(plen + hlen), SG_NEXTHDR_DEST };
-	int err = bpf_skb_store_bytes(skb, SG_ETH_HLEN + 4, &fix, 3, 0);
-	/* Constant sizes keep the verifier happy and the copies inlined. */
-	if (!err) {
-		if (hlen == 32)
-			err = bpf_skb_store_bytes(skb, SG_EH_OFF, h, 32, 0);
-		else if (hlen == 24)
-			err = bpf_skb_store_bytes(skb, SG_EH_OFF, h, 24, 0);
-		else if (hlen == 16)
-			err = bpf_skb_store_bytes(skb, SG_EH_OFF, h, 16, 0);
-		else
-			err = bpf_skb_store_bytes(skb, SG_EH_OFF, h, 8, 0);
-	}
-	if (err) {
-		/* The room is open but the header could not be written: the
+	sg_build(h, cfg, nh, seq, now);
+	/* The room is open at SG_EH_OFF and the head is private now: write
+	 * the header and fix the IPv6 header with direct packet access (no
+	 * helper calls). Constant sizes keep the verifier happy. */
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (data + SG_EH_OFF + hlen > data_end || data + SG_EH_OFF + 8 > data_end) {
+		/* The room is open but the header cannot be written: the
 		 * packet is malformed now, so drop it rather than send garbage. */
 		sg_count(SG_C_SRC_ERROR);
 		return TC_ACT_SHOT;
 	}
+	ip6 = data + SG_ETH_HLEN;
+	ip6->payload_len = bpf_htons(plen + hlen);
+	ip6->nexthdr = SG_NEXTHDR_DEST;
+	__u8 *eh = data + SG_EH_OFF;
+	if (hlen == 32 && (void *)eh + 32 <= data_end)
+		__builtin_memcpy(eh, h, 32);
+	else if (hlen == 24 && (void *)eh + 24 <= data_end)
+		__builtin_memcpy(eh, h, 24);
+	else if (hlen == 16 && (void *)eh + 16 <= data_end)
+		__builtin_memcpy(eh, h, 16);
+	else
+		__builtin_memcpy(eh, h, 8);
 	sg_count(SG_C_SRC_INSTRUMENTED);
 	return TC_ACT_OK;
 }
