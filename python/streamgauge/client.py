@@ -94,6 +94,7 @@ class Client:
         *,
         encoding: str | None = None,
         ring_bytes: int | None = None,
+        backchannel: str | None = None,
     ):
         args = [app] if not argv else [str(a) for a in argv]
         # Options given here win: appended last, and the last occurrence wins.
@@ -109,6 +110,10 @@ class Client:
             if encoding not in ("text", "binary"):
                 raise ConfigError(f"encoding must be 'text' or 'binary', not {encoding!r}")
             args += ["--oml-" + encoding]
+        if backchannel is not None:
+            if backchannel not in ("off", "resume", "feedback"):
+                raise ConfigError(f"backchannel must be 'off', 'resume' or 'feedback', not {backchannel!r}")
+            args += ["--oml-backchannel", backchannel]
         self._native = _native.Client(app, args, ring_bytes)
         for w in self._native.warnings:
             print(f"streamgauge: warning: {w}", file=sys.stderr)

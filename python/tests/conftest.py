@@ -39,11 +39,11 @@ def sg_bin() -> str:
 class Server:
     """A `streamgauge server` on 127.0.0.1, port chosen by the kernel."""
 
-    def __init__(self, binary: str, data_dir: Path):
+    def __init__(self, binary: str, data_dir: Path, extra=()):
         self.dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [binary, "server", "--listen", "0", "--bind", "127.0.0.1", "-t", "0", "-D", str(data_dir)],
+            [binary, "server", "--listen", "0", "--bind", "127.0.0.1", "-t", "0", "-D", str(data_dir), *extra],
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -56,6 +56,54 @@ def test_round_trip(server):
     assert "node-1" in set(meta["value"])
 
 
+def test_feedback_from_the_server_thins_a_stream(sg_bin, tmp_path):
+    import socket
+    import subprocess
+    import time
+
+    from conftest import Server
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        metrics = f"127.0.0.1:{s.getsockname()[1]}"
+    srv = Server(sg_bin, tmp_path / "data", ["--metrics", metrics])
+    try:
+        with pytest.raises(streamgauge.ConfigError, match="backchannel"):
+            streamgauge.Client("pyapp", collect=srv.uri, backchannel="sometimes")
+
+        def control(*args):
+            return subprocess.run([sg_bin, "control", "--metrics", metrics, *args],
+                                  capture_output=True, text=True, timeout=30)
+
+        with streamgauge.Client("pyapp", domain="fb", sender="py1", collect=srv.uri,
+                                backchannel="feedback") as c:
+            m = c.mp("m", {"i": "int32"})
+            for i in range(50):
+                m.inject((i,))
+            deadline = time.time() + 15
+            while "py1" not in control("status").stdout:
+                assert time.time() < deadline, "the client never showed up as a feedback sender"
+                time.sleep(0.1)
+            r = control("send", "fb", "py1", "set-samples", "stream=pyapp_m", "samples=10")
+            assert r.returncode == 0, r.stderr
+            while True:  # applied once the answer is stored
+                meta = streamgauge.read(srv.db("fb"), "_experiment_metadata")
+                if ((meta["key"] == "streamgauge_control") & (meta["value"] == "1 ok")).any():
+                    break
+                assert time.time() < deadline, "the client's answer was never stored"
+                time.sleep(0.1)
+            for i in range(50, 150):
+                m.inject((i,))
+        # All 50 before the change, then the first of every 10.
+        n = srv.wait_rows("fb", "pyapp_m", 60)
+        time.sleep(0.5)
+        df = streamgauge.read(srv.db("fb"), "pyapp_m")
+        assert len(df) == 60, n
+        assert list(df["i"][50:]) == list(range(50, 150, 10))
+    finally:
+        srv.stop()
+
+
 def test_type_errors_raise_and_never_crash(tmp_path):
     c = streamgauge.Client("app", collect=f"file:{tmp_path / 'out'}")
     mp = c.mp("m", "a:int32 b:string")

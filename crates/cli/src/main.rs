@@ -4,9 +4,11 @@
 //! was); 2 usage or I/O error (nothing useful was done).
 
 mod bench;
+mod control;
 mod decode;
 mod docs;
 mod export;
+mod http;
 mod inline;
 mod proxy;
 mod server;
@@ -48,6 +50,9 @@ enum Command {
     /// Run a legacy tool (ping, iperf3, any command) and record its output as measurement streams.
     #[command(long_about = wrap::LONG_ABOUT)]
     Wrap(wrap::WrapArgs),
+    /// Steer senders by hand: list those that accept control messages, send one (feedback).
+    #[command(long_about = control::LONG_ABOUT)]
+    Control(control::ControlArgs),
     /// Export measurement streams from an experiment's database to CSV, JSON lines or Parquet.
     #[command(long_about = export::LONG_ABOUT)]
     Export(export::ExportArgs),
@@ -69,6 +74,7 @@ fn main() -> ExitCode {
         Command::Inline(args) => inline::run(&args),
         Command::Wrap(args) => wrap::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Control(args) => control::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

@@ -1,11 +1,7 @@
 //! `streamgauge proxy ctl pause|resume|status`: talks to a running proxy's
 //! HTTP control endpoint.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 /// What to ask the proxy.
@@ -46,28 +42,14 @@ pub fn run(args: &CtlArgs) -> Result<bool> {
         Action::Resume => ("POST", "/resume"),
         Action::Status => ("GET", "/status"),
     };
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).with_context(|| {
-        format!("no proxy control endpoint at {addr}: is `streamgauge proxy` running, and with --control {addr}?")
-    })?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    let body = crate::http::request(
+        addr,
+        method,
+        path,
+        "",
+        "proxy control endpoint",
+        &format!("is `streamgauge proxy` running, and with --control {addr}?"),
     )?;
-    let mut text = String::new();
-    s.read_to_string(&mut text)
-        .with_context(|| format!("reading the answer of {addr}"))?;
-    let (head, body) = text.split_once("\r\n\r\n").with_context(|| {
-        format!("{addr} did not answer in HTTP: is it a streamgauge proxy control endpoint?")
-    })?;
-    let code = head.split(' ').nth(1).unwrap_or("");
-    if code != "200" {
-        bail!(
-            "{addr} answered {}: {}",
-            head.lines().next().unwrap_or(""),
-            body.trim()
-        );
-    }
     print!("{body}");
     Ok(true)
 }
