@@ -10,6 +10,7 @@ mod docs;
 mod export;
 mod http;
 mod inline;
+mod progress;
 mod proxy;
 mod server;
 mod wrap;

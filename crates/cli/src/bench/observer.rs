@@ -2,7 +2,6 @@
 //! on a packet sender, measured against the same sender uninstrumented in
 //! the same run.
 
-use std::io::IsTerminal;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,7 +11,7 @@ use ::server::{Server, ServerConfig};
 use anyhow::{bail, ensure, Context, Result};
 use clap::{Args, ValueEnum};
 use client::{Client, Mp};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use omsp::{OmlType, ValueRef};
 
 pub const LONG_ABOUT: &str = "\
@@ -283,17 +282,11 @@ fn wait_rows(dir: &std::path::Path, want: u64) -> Result<u64> {
 }
 
 fn progress_bar(args: &ObserverArgs) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(2 * args.rounds as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} rounds  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb.set_prefix("observer");
-    pb
+    crate::progress::bar(
+        2 * args.rounds as u64,
+        "{prefix} [{bar:30}] {pos}/{len} rounds  {msg}",
+        "observer",
+    )
 }
 
 /// What the run shows.

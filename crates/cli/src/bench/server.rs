@@ -1,7 +1,6 @@
 //! `streamgauge bench server`: collection-server ingest rate into SQLite,
 //! against the raw insert rate of the same rows measured in the same run.
 
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -9,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use ::server::{Server, ServerConfig};
 use anyhow::{ensure, Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use omsp::{Content, Schema};
 
 use super::pg::PgTarget;
@@ -384,13 +383,5 @@ fn raw_limit(
 }
 
 fn progress(len: u64, name: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template("{prefix:>12} {bar:40} {pos}/{len} rows") {
-        bar.set_style(style);
-    }
-    bar.set_prefix(name.to_owned());
-    bar
+    crate::progress::bar(len, "{prefix:>12} {bar:40} {pos}/{len} rows", name)
 }

@@ -6,12 +6,12 @@ mod source;
 mod text;
 mod time;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use omsp::Schema;
 
 use source::{columns, Source};
@@ -231,15 +231,8 @@ fn export_one(
 }
 
 fn progress(total: u64, name: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || total < 100_000 {
+    if total < 100_000 {
         return ProgressBar::hidden();
     }
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} rows {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb.set_prefix(name.to_owned());
-    pb
+    crate::progress::bar(total, "{prefix} [{bar:30}] {pos}/{len} rows {eta}", name)
 }

@@ -8,7 +8,6 @@
 //! rates are measured with the statistics off, and each instrumented phase
 //! is followed by a shorter blast with them on that gives the cost.
 
-use std::io::IsTerminal;
 use std::net::UdpSocket;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use inline::{netns, Agent, LoadOptions, Role, RunStats, Settings};
 
 /// Arguments of `streamgauge inline bench`.
@@ -198,7 +196,11 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         dst_ns: vec![],
     })
     .collect();
-    let bar = progress(u64::from(args.rounds) * phases.len() as u64);
+    let bar = crate::progress::bar(
+        u64::from(args.rounds) * phases.len() as u64,
+        "{prefix} [{bar:30}] {pos}/{len} phases {msg} {eta}",
+        "inline",
+    );
     let cost_secs = (args.seconds / 4.0).max(0.25);
     for round in 0..args.rounds {
         for ph in phases.iter_mut() {
@@ -270,17 +272,4 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         );
     }
     Ok(true)
-}
-
-fn progress(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("[{bar:30}] {pos}/{len} phases {msg} {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb
 }
