@@ -10,7 +10,8 @@
 #   3. show the tables and rows that arrived in <domain>.sq3,
 #   4. run an unmodified OML4Py application (examples/python) against it,
 #   5. run the real ping through `streamgauge wrap ping` (our client library)
-#      into the same server, then stop the server with SIGTERM,
+#      into the same server, stop the server with SIGTERM, and export the
+#      ping stream to CSV with `streamgauge export`,
 #   6. decode a capture to JSON and convert it binary -> text -> JSON, to
 #      show the codec on its own.
 # Each step is a function listed in main().
@@ -223,6 +224,15 @@ step_server() {
     wait "$SERVER_PID" || die "server did not exit cleanly (log: $WORK/server.log)"
     SERVER_PID=""
     tail -n 5 "$WORK/server.log"
+
+    banner "export the ping stream for analysis elsewhere"
+    echo "\$ streamgauge export demo.sq3 -t ping_rtt -f csv -o ping_rtt.csv"
+    "$BIN" export "$data/demo.sq3" -t ping_rtt -f csv -o "$WORK/ping_rtt.csv" \
+        || die "streamgauge export failed"
+    head -n 3 "$WORK/ping_rtt.csv"
+    rows="$(($(wc -l <"$WORK/ping_rtt.csv") - 1))"
+    [ "$rows" -eq 5 ] || die "expected 5 rows in ping_rtt.csv, found $rows"
+    echo "... $rows rows (also: -f jsonl, -f parquet, --all -o DIR)"
 }
 
 # ---------------------------------------------------------------------------
