@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PROGRAMS: [&str; 2] = ["sg_source", "sg_sink"];
+const PROGRAMS: [&str; 3] = ["sg_source", "sg_sink", "sg_floor"];
 
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));

@@ -14,6 +14,11 @@
 #define SG_NEXTHDR_DEST 60
 #define SG_ETH_HLEN 14
 #define SG_IP6_HLEN 40
+/* Verdict for every packet we let through: TC_ACT_UNSPEC, which tcx calls
+ * TCX_NEXT, so that programs attached after ours (tcx links or clsact
+ * filters of other tools) still see the packet; with nothing after it the
+ * packet passes. TC_ACT_OK would end the hook's chain at our program. */
+#define SG_PASS (-1)
 /* Offset of the extension header we insert / remove. */
 #define SG_EH_OFF (SG_ETH_HLEN + SG_IP6_HLEN)
 

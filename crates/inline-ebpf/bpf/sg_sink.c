@@ -20,9 +20,10 @@ struct {
 	__uint(max_entries, 1 << 20);
 } sg_records SEC(".maps");
 
-/* Wake the reader only once this much is queued: a wake-up per record costs
- * microseconds; the agent also polls with a short timeout. */
-#define SG_WAKE_BYTES (64 * 1024)
+/* Wake the reader once per this many records of a CPU (~64 KiB of ring):
+ * a wake-up per record costs microseconds; the agent also polls with a short
+ * timeout. */
+#define SG_WAKE_RECORDS 1024
 
 static __always_inline __u64 sg_be64(const __u8 *p)
 {
@@ -42,24 +43,24 @@ SEC("tc")
 int sg_sink(struct __sk_buff *skb)
 {
 	if (skb->protocol != bpf_htons(ETH_P_IPV6))
-		return TC_ACT_OK;
+		return SG_PASS;
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
 	if (data + SG_EH_OFF + 2 > data_end)
-		return TC_ACT_OK;
+		return SG_PASS;
 	struct ipv6hdr *ip6 = data + SG_ETH_HLEN;
 	if (ip6->nexthdr != SG_NEXTHDR_DEST)
-		return TC_ACT_OK;
+		return SG_PASS;
 	struct sg_config *cfg = sg_get_config();
 	if (!cfg || !cfg->enabled)
-		return TC_ACT_OK;
+		return SG_PASS;
 	/* Our longest header plus the ports behind it. */
 	if (data + SG_EH_OFF + 32 + 4 > data_end) {
 		bpf_skb_pull_data(skb, SG_EH_OFF + 32 + 4);
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 		if (data + SG_EH_OFF + 8 > data_end)
-			return TC_ACT_OK;
+			return SG_PASS;
 		ip6 = data + SG_ETH_HLEN;
 	}
 	__u8 *eh = data + SG_EH_OFF;
@@ -75,7 +76,7 @@ int sg_sink(struct __sk_buff *skb)
 		seq = sg_be32(eh + 4);
 	} else if (hdrlen == 1 && (accept & SG_MODE_PDM)) {
 		if ((void *)eh + 16 > data_end)
-			return TC_ACT_OK;
+			return SG_PASS;
 		if (eh[2] == SG_PDM_TYPE && eh[3] == 10 && eh[14] == 1 && eh[15] == 0) {
 			hlen = 16;
 			kind = SG_MODE_PDM;
@@ -83,7 +84,7 @@ int sg_sink(struct __sk_buff *skb)
 		}
 	} else if (hdrlen == 2 && (accept & SG_MODE_DELAY)) {
 		if ((void *)eh + 24 > data_end)
-			return TC_ACT_OK;
+			return SG_PASS;
 		if (eh[2] == 1 && eh[3] == 2 && eh[4] == 0 && eh[5] == 0 &&
 		    eh[6] == cfg->delay_type && eh[7] == 16) {
 			hlen = 24;
@@ -92,7 +93,7 @@ int sg_sink(struct __sk_buff *skb)
 		}
 	} else if (hdrlen == 3 && (accept & (SG_MODE_DELAY | SG_MODE_LOSS)) == (SG_MODE_DELAY | SG_MODE_LOSS)) {
 		if ((void *)eh + 32 > data_end)
-			return TC_ACT_OK;
+			return SG_PASS;
 		if (eh[2] == cfg->loss_type && eh[3] == 4 && eh[8] == 1 && eh[9] == 4 &&
 		    eh[14] == cfg->delay_type && eh[15] == 16) {
 			hlen = 32;
@@ -103,7 +104,7 @@ int sg_sink(struct __sk_buff *skb)
 	}
 	if (!hlen) {
 		sg_count(SG_C_SINK_FOREIGN);
-		return TC_ACT_OK;
+		return SG_PASS;
 	}
 	sg_count(SG_C_SINK_MARKED);
 	__u64 dst_ts = sg_ntp_at(bpf_ktime_get_ns());
@@ -130,9 +131,12 @@ int sg_sink(struct __sk_buff *skb)
 		r->_pad[0] = r->_pad[1] = r->_pad[2] = 0;
 		r->src_ts = src_ts;
 		r->dst_ts = dst_ts;
-		__u64 queued = bpf_ringbuf_query(&sg_records, BPF_RB_AVAIL_DATA);
-		bpf_ringbuf_submit(r, queued >= SG_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
-		sg_count(SG_C_SINK_RECORDS);
+		/* This CPU's record counter decides the wake-up: asking the
+		 * ring how much is queued reads the consumer's cache line. */
+		__u32 idx = SG_C_SINK_RECORDS;
+		__u64 *n = bpf_map_lookup_elem(&sg_counters, &idx);
+		__u64 made = n ? ++*n : 0;
+		bpf_ringbuf_submit(r, made % SG_WAKE_RECORDS == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	} else {
 		sg_count(SG_C_SINK_RING_DROPS);
 	}
@@ -145,5 +149,5 @@ int sg_sink(struct __sk_buff *skb)
 	    bpf_skb_adjust_room(skb, -(__s32)hlen, BPF_ADJ_ROOM_NET, 0)) {
 		sg_count(SG_C_SINK_ERROR);
 	}
-	return TC_ACT_OK;
+	return SG_PASS;
 }

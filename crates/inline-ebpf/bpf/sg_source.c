@@ -102,9 +102,8 @@ static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8
 /* Sampling decision for a matching packet: 1 = instrument it. */
 static __always_inline int sg_sample(struct sg_flow_state *st, const struct sg_config *cfg, __u64 now)
 {
-	__u64 n = __sync_fetch_and_add(&st->pkts, 1);
 	__u32 every = cfg->sample_n;
-	if (every > 1 && (n % every) != 0) {
+	if (every > 1 && (__sync_fetch_and_add(&st->pkts, 1) % every) != 0) {
 		sg_count(SG_C_SRC_SAMPLED_OUT);
 		return 0;
 	}
@@ -124,27 +123,27 @@ SEC("tc")
 int sg_source(struct __sk_buff *skb)
 {
 	if (skb->protocol != bpf_htons(ETH_P_IPV6))
-		return TC_ACT_OK;
+		return SG_PASS;
 	struct sg_config *cfg = sg_get_config();
 	if (!cfg || !cfg->enabled)
-		return TC_ACT_OK;
+		return SG_PASS;
 
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
 	if (data + SG_EH_OFF + 4 > data_end) {
 		if (bpf_skb_pull_data(skb, SG_EH_OFF + 4))
-			return TC_ACT_OK;
+			return SG_PASS;
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 		if (data + SG_EH_OFF + 4 > data_end)
-			return TC_ACT_OK;
+			return SG_PASS;
 	}
 	struct ipv6hdr *ip6 = data + SG_ETH_HLEN;
 	const __u32 *saddr = (const __u32 *)&ip6->saddr;
 	const __u32 *daddr = (const __u32 *)&ip6->daddr;
 	if (!(sg_prefix_match(saddr, cfg->src_net, cfg->src_mask) &
 	      sg_prefix_match(daddr, cfg->dst_net, cfg->dst_mask)))
-		return TC_ACT_OK;
+		return SG_PASS;
 
 	__u8 nh = ip6->nexthdr;
 	if (nh == 44 || sg_is_exthdr(nh)) {
@@ -152,10 +151,10 @@ int sg_source(struct __sk_buff *skb)
 		 * when the protocol/port part of the filter is a wildcard. */
 		if (cfg->proto == 0 && cfg->sport == 0 && cfg->dport == 0)
 			sg_count(nh == 44 ? SG_C_SRC_FRAGMENT : (ip6->payload_len == 0 ? SG_C_SRC_JUMBO : SG_C_SRC_EXTHDR));
-		return TC_ACT_OK;
+		return SG_PASS;
 	}
 	if (cfg->proto && cfg->proto != nh)
-		return TC_ACT_OK;
+		return SG_PASS;
 
 	struct sg_flow_key key = {};
 	__builtin_memcpy(key.src, saddr, 16);
@@ -167,52 +166,58 @@ int sg_source(struct __sk_buff *skb)
 		key.dport = bpf_ntohs(ports[1]);
 	}
 	if ((cfg->sport && cfg->sport != key.sport) || (cfg->dport && cfg->dport != key.dport))
-		return TC_ACT_OK;
+		return SG_PASS;
 	sg_count(SG_C_SRC_MATCHED);
 
 	__u16 plen = bpf_ntohs(ip6->payload_len);
 	if (plen == 0) {
 		sg_count(SG_C_SRC_JUMBO);
-		return TC_ACT_OK;
+		return SG_PASS;
 	}
 	if (nh == IPPROTO_UDP && skb->gso_segs > 1) {
 		sg_count(SG_C_SRC_UDP_GSO);
-		return TC_ACT_OK;
+		return SG_PASS;
 	}
 
-	__u64 now = bpf_ktime_get_ns();
+	/* Flow expiry needs seconds, not nanoseconds: the coarse clock (last
+	 * tick) costs no clock read, and last_seen changes once per tick. The
+	 * precise clock is read only when a timestamp or an interval needs it. */
+	__u64 seen = bpf_ktime_get_coarse_ns();
 	struct sg_flow_state *st = bpf_map_lookup_elem(&sg_flows, &key);
-	if (!st || now - st->last_seen_ns > cfg->flow_timeout_ns) {
-		struct sg_flow_state fresh = { .last_seen_ns = now };
+	if (!st || seen - st->last_seen_ns > cfg->flow_timeout_ns) {
+		struct sg_flow_state fresh = { .last_seen_ns = seen };
 		bpf_map_update_elem(&sg_flows, &key, &fresh, BPF_ANY);
 		st = bpf_map_lookup_elem(&sg_flows, &key);
 		if (!st) {
 			sg_count(SG_C_SRC_ERROR);
-			return TC_ACT_OK;
+			return SG_PASS;
 		}
-	} else if (st->last_seen_ns != now) {
-		st->last_seen_ns = now;
+	} else if (st->last_seen_ns != seen) {
+		st->last_seen_ns = seen;
 	}
-	if (!sg_sample(st, cfg, now))
-		return TC_ACT_OK;
-
 	__u8 mode = cfg->mode;
+	__u64 now = 0;
+	if ((mode & SG_MODE_DELAY) || cfg->min_interval_ns)
+		now = bpf_ktime_get_ns();
+	if (!sg_sample(st, cfg, now))
+		return SG_PASS;
+
 	__u32 hlen = (mode & SG_MODE_PDM) ? 16 :
 		     ((mode & 3) == 3) ? 32 : (mode & SG_MODE_DELAY) ? 24 : (mode & SG_MODE_LOSS) ? 8 : 0;
 	if (!hlen)
-		return TC_ACT_OK;
+		return SG_PASS;
 	/* Every IPv6 link carries 1280 bytes: only larger packets need the
 	 * (helper) MTU check. skb->len counts the Ethernet header here. */
 	if (skb->len + hlen > SG_ETH_HLEN + 1280) {
 		__u32 mtu_len = 0;
 		if (bpf_check_mtu(skb, 0, &mtu_len, hlen, 0)) {
 			sg_count(SG_C_SRC_MTU);
-			return TC_ACT_OK;
+			return SG_PASS;
 		}
 	}
 	if (bpf_skb_adjust_room(skb, hlen, BPF_ADJ_ROOM_NET, 0)) {
 		sg_count(SG_C_SRC_ERROR);
-		return TC_ACT_OK;
+		return SG_PASS;
 	}
 	__u32 seq = __sync_fetch_and_add(&st->seq, 1);
 	__u8 h[32] = {};
@@ -241,5 +246,5 @@ int sg_source(struct __sk_buff *skb)
 	else
 		__builtin_memcpy(eh, h, 8);
 	sg_count(SG_C_SRC_INSTRUMENTED);
-	return TC_ACT_OK;
+	return SG_PASS;
 }

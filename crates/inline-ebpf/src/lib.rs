@@ -3,6 +3,7 @@
 //!
 //! - [`SOURCE`]: `sg_source`, tc egress, inserts the header.
 //! - [`SINK`]: `sg_sink`, tc ingress, records and removes it.
+//! - [`FLOOR`]: calibration programs for the benchmark only.
 //!
 //! ```
 //! assert_eq!(&inline_ebpf::SOURCE[..4], b"\x7fELF");
@@ -14,3 +15,8 @@ pub static SOURCE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_source.o
 
 /// ELF object holding the `sg_sink` tc program and its maps.
 pub static SINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_sink.o"));
+
+/// ELF object holding the benchmark's calibration programs: `sg_empty`
+/// (returns at once) and `sg_floor_push`/`sg_floor_pop` (carry an 8-byte
+/// header without measuring anything).
+pub static FLOOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_floor.o"));

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod calibration;
 mod error;
 pub mod loss;
 mod maps;
@@ -30,8 +31,10 @@ mod record;
 pub mod settings;
 mod streams;
 mod summary;
+mod tcx;
 
 pub use agent::Agent;
+pub use calibration::{Calibration, CalibrationProgram};
 pub use error::{ProgramError, SettingsError};
 pub use inline_common::Counter;
 pub use maps::{clock_offset_ns, Counters, ProgramMaps, RunStats};

@@ -1,13 +1,16 @@
 //! Loading the embedded BPF objects and attaching them to tc hooks.
 //!
-//! Our filters are recognised by a fixed tc handle ([`TC_HANDLE`]) and
-//! priority ([`TC_PRIORITY`]) on the clsact hook: attaching first removes
-//! whatever sits there (a stale program left by a SIGKILLed agent), and
-//! [`Attached`] detaches on drop, from the namespace it attached in. The
-//! clsact qdisc itself is left in place because other tools may share it.
+//! Programs attach through tcx links where the kernel has them (Linux ≥ 6.6;
+//! see [`crate::tcx`] for why) and otherwise as a cls_bpf filter on the
+//! clsact qdisc, recognised by a fixed tc handle ([`TC_HANDLE`]) and
+//! priority ([`TC_PRIORITY`]). Either way there is one program per role and
+//! interface: attaching first removes whatever of ours sits there (a program
+//! left by a SIGKILLed clsact agent, or another agent's), and [`Attached`]
+//! detaches on drop, from the namespace it attached in. A clsact qdisc is
+//! left in place because other tools may share it.
 
 use std::fs::File;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 use inline_common::Config;
 use libbpf_rs::{ObjectBuilder, TcHook, TcHookBuilder, TC_EGRESS, TC_INGRESS};
@@ -15,6 +18,7 @@ use libbpf_rs::{ObjectBuilder, TcHook, TcHookBuilder, TC_EGRESS, TC_INGRESS};
 use crate::error::ProgramError;
 use crate::maps::ProgramMaps;
 use crate::netns;
+use crate::tcx;
 
 /// tc filter handle that marks a filter as ours ("SG").
 pub const TC_HANDLE: u32 = 0x5347;
@@ -88,9 +92,20 @@ pub fn ifindex(ifname: &str) -> Result<i32, ProgramError> {
         })
 }
 
+/// Our programs of `role` attached through tcx: (program id, link id).
+fn ours_on_tcx(idx: i32, role: Role) -> Vec<(u32, u32)> {
+    tcx::attached(idx, role)
+        .into_iter()
+        .filter(|(prog, _)| tcx::program_name(*prog).as_deref() == Some(role.program()))
+        .collect()
+}
+
 /// Id of the program of `role` attached to `ifname` by any agent, if any.
 pub fn query(ifname: &str, role: Role) -> Result<Option<u32>, ProgramError> {
     let idx = ifindex(ifname)?;
+    if let Some((prog, _)) = ours_on_tcx(idx, role).first() {
+        return Ok(Some(*prog));
+    }
     let null = File::open("/dev/null").map_err(|source| ProgramError::Io {
         what: "open /dev/null",
         source,
@@ -99,16 +114,37 @@ pub fn query(ifname: &str, role: Role) -> Result<Option<u32>, ProgramError> {
     Ok(hook.query().ok().filter(|id| *id != 0))
 }
 
-/// Remove the filter of `role` from `ifname`; returns whether one was there.
+/// Remove our program of `role` from `ifname` (tcx links and the clsact
+/// filter); returns whether one was there.
 pub fn detach_stale(ifname: &str, role: Role) -> Result<bool, ProgramError> {
-    let Some(id) = query(ifname, role)? else {
-        return Ok(false);
-    };
     let idx = ifindex(ifname)?;
+    let mut found = false;
+    for (prog_id, link_id) in ours_on_tcx(idx, role) {
+        tcx::detach_id(link_id).map_err(|e| ProgramError::Attach {
+            program: role.program(),
+            ifname: ifname.to_owned(),
+            source: libbpf_rs::Error::from(e),
+        })?;
+        tracing::warn!(
+            ifname,
+            program = role.program(),
+            prog_id,
+            "removed another agent's attachment"
+        );
+        found = true;
+    }
     let null = File::open("/dev/null").map_err(|source| ProgramError::Io {
         what: "open /dev/null",
         source,
     })?;
+    let Some(id) = role
+        .hook(null.as_fd(), idx)
+        .query()
+        .ok()
+        .filter(|id| *id != 0)
+    else {
+        return Ok(found);
+    };
     role.hook(null.as_fd(), idx)
         .detach()
         .map_err(|source| ProgramError::Attach {
@@ -133,6 +169,8 @@ pub struct Attached {
     ifindex: i32,
     netns: File,
     prog_id: u32,
+    /// The tcx link; `None` when attached as a clsact filter.
+    link: Option<OwnedFd>,
     maps: ProgramMaps,
     detached: bool,
     /// Keeps the object (and the program fd the hook refers to) alive.
@@ -173,15 +211,25 @@ impl Attached {
             .find(|p| p.name() == program)
             .ok_or_else(|| load_err(libbpf_rs::Error::from_raw_os_error(libc_enoent())))?;
         detach_stale(ifname, role)?;
-        let mut hook = role.hook(prog.as_fd(), idx);
         let attach_err = |source| ProgramError::Attach {
             program,
             ifname: ifname.to_owned(),
             source,
         };
-        hook.create().map_err(attach_err)?;
-        hook.attach().map_err(attach_err)?;
-        let prog_id = hook.query().map_err(attach_err)?;
+        let (link, prog_id) = match tcx::attach(prog.as_fd(), idx, role) {
+            Ok(link) => {
+                let id = tcx::program_id(prog.as_fd())
+                    .map_err(|e| attach_err(libbpf_rs::Error::from(e)))?;
+                (Some(link), id)
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no tcx here; attaching through clsact");
+                let mut hook = role.hook(prog.as_fd(), idx);
+                hook.create().map_err(attach_err)?;
+                hook.attach().map_err(attach_err)?;
+                (None, hook.query().map_err(attach_err)?)
+            }
+        };
         let netns = netns::current()?;
         tracing::info!(ifname, program, prog_id, "attached");
         Ok(Attached {
@@ -190,6 +238,7 @@ impl Attached {
             ifindex: idx,
             netns,
             prog_id,
+            link,
             maps,
             detached: false,
             _object: object,
@@ -228,6 +277,12 @@ impl Attached {
         self.detached = true;
         let (program, ifname) = (self.role.program(), self.ifname.clone());
         let (role, idx, prog_id) = (self.role, self.ifindex, self.prog_id);
+        if let Some(link) = self.link.take() {
+            // A newer agent may have detached it already: that is fine.
+            let _ = tcx::detach(link.as_fd());
+            tracing::info!(ifname = %self.ifname, program, "detached");
+            return Ok(());
+        }
         // Only remove the filter if it is still ours (not replaced by a newer agent).
         netns::run_in_file(&self.netns, move || {
             let null = File::open("/dev/null").map_err(libbpf_rs::Error::from)?;
@@ -249,11 +304,17 @@ impl Attached {
     /// Check whether the filter of this program is still attached.
     pub fn is_attached(&self) -> bool {
         let (role, idx) = (self.role, self.ifindex);
-        let id = netns::run_in_file(&self.netns, move || {
-            let null = File::open("/dev/null").ok()?;
-            role.hook(null.as_fd(), idx).query().ok()
+        let (tcx, prog_id) = (self.link.is_some(), self.prog_id);
+        let found = netns::run_in_file(&self.netns, move || {
+            if tcx {
+                return tcx::attached(idx, role)
+                    .iter()
+                    .any(|(id, _)| *id == prog_id);
+            }
+            let null = File::open("/dev/null").ok();
+            null.and_then(|n| role.hook(n.as_fd(), idx).query().ok()) == Some(prog_id)
         });
-        id.ok().flatten() == Some(self.prog_id)
+        found.unwrap_or(false)
     }
 
     /// Run-time statistics of the program (needs `kernel.bpf_stats_enabled=1`).

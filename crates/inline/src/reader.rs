@@ -1,8 +1,9 @@
 //! Draining the sink's ring buffer.
 //!
 //! The sink submits records without waking the reader (a wake-up per
-//! record costs microseconds per packet) and forces a wake-up only once
-//! 64 KiB are queued; the reader therefore also polls with a short timeout.
+//! record costs microseconds per packet) and forces a wake-up once per
+//! 1024 records a CPU submits (~64 KiB); the reader therefore also
+//! polls with a short timeout.
 //! Records from different CPUs may arrive slightly out of order.
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,12 @@
 //! `streamgauge inline bench`: 64-byte UDP packets/s between two namespaces
 //! without instrumentation, with every packet instrumented, and with
 //! one-in-10 sampling, alternating in the same run; plus the BPF run time
-//! per packet of each program (kernel.bpf_stats_enabled).
+//! per packet of each program (kernel.bpf_stats_enabled). With
+//! `--calibrate`, two more phases attach calibration programs instead: an
+//! empty one, and one that only carries an 8-byte header. This machine's
+//! rates wander by several per cent from second to second, so each phase's
+//! ratio is taken against the same round's "off" phase and the table shows
+//! medians over rounds with the range of ratios.
 //!
 //! The kernel's run-time statistics read the clock twice around every
 //! program run, which would itself slow the instrumented phases: packet
@@ -16,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use inline::{netns, Agent, LoadOptions, Role, RunStats, Settings};
+use inline::{
+    netns, Agent, Calibration, CalibrationProgram, LoadOptions, Role, RunStats, Settings,
+};
 
 /// Arguments of `streamgauge inline bench`.
 #[derive(Debug, Args)]
@@ -36,6 +43,12 @@ pub struct BenchArgs {
     /// kernel reallocating the packet's head (docs/benchmarks.md).
     #[arg(long, default_value = "both")]
     mode: String,
+    /// Also run two calibration phases (needs tcx, Linux ≥ 6.6): `empty
+    /// programs` (a program that returns at once on each hook) and `header
+    /// only` (insert and remove an 8-byte header, nothing measured): the
+    /// floor any in-line measurement with tc programs has on this machine.
+    #[arg(long)]
+    calibrate: bool,
 }
 
 /// Sets kernel.bpf_stats_enabled; restores the value found on drop.
@@ -112,14 +125,78 @@ impl Drop for Pair {
     }
 }
 
+/// What is attached during a phase.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Nothing.
+    Off,
+    /// A calibration program on each end (tcx only).
+    Calibration(Calibration),
+    /// The real programs with one-in-N sampling.
+    Measure(u32),
+}
+
 struct Phase {
     name: &'static str,
-    sample: Option<u32>,
-    sent: u64,
-    received: u64,
-    secs: f64,
+    kind: Kind,
+    /// Received packets/s of each round.
+    pps: Vec<f64>,
+    /// Ratio to the same round's "off" phase.
+    ratios: Vec<f64>,
     src_ns: Vec<f64>,
     dst_ns: Vec<f64>,
+}
+
+/// Programs attached for one phase, detached on drop.
+enum Attachment {
+    Agents(Box<(Agent, Agent)>),
+    Calibration(CalibrationProgram, CalibrationProgram),
+}
+
+impl Attachment {
+    fn stats(&self) -> (Option<RunStats>, Option<RunStats>) {
+        match self {
+            Attachment::Agents(a) => (a.0.run_stats(), a.1.run_stats()),
+            Attachment::Calibration(s, d) => (s.run_stats(), d.run_stats()),
+        }
+    }
+
+    fn stop(self) -> Result<()> {
+        if let Attachment::Agents(a) = self {
+            let (s, d) = *a;
+            d.stop()?;
+            s.stop()?;
+        }
+        Ok(())
+    }
+}
+
+fn attach(p: &Pair, kind: Kind, mode: &str) -> Result<Option<Attachment>> {
+    match kind {
+        Kind::Off => Ok(None),
+        Kind::Calibration(c) => {
+            let src = netns::run_in(&p.src, move || {
+                CalibrationProgram::attach("sg0", Role::Source, c)
+            })??;
+            let dst = netns::run_in(&p.dst, move || {
+                CalibrationProgram::attach("sg1", Role::Sink, c)
+            })??;
+            Ok(Some(Attachment::Calibration(src, dst)))
+        }
+        Kind::Measure(n) => {
+            let mut s = Settings::default();
+            s.set_all(["dst=fd00::2", "proto=udp", mode, &format!("sample={n}")])?;
+            let s2 = s.clone();
+            let src = netns::run_in(&p.src, move || {
+                Agent::start("sg0", Role::Source, &s2, LoadOptions::default())
+            })??;
+            let mut dst = netns::run_in(&p.dst, move || {
+                Agent::start("sg1", Role::Sink, &s, LoadOptions::default())
+            })??;
+            dst.read_records(|_| {})?;
+            Ok(Some(Attachment::Agents(Box::new((src, dst)))))
+        }
+    }
 }
 
 fn blast(p: &Pair, payload: usize, secs: f64) -> Result<(u64, u64)> {
@@ -171,6 +248,30 @@ fn per_run(before: Option<RunStats>, after: Option<RunStats>) -> Option<f64> {
     after?.ns_per_run_since(&before?)
 }
 
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() {
+        "-".to_owned()
+    } else {
+        format!("{lo:.3}–{hi:.3}")
+    }
+}
+
 pub fn run(args: &BenchArgs) -> Result<bool> {
     let mode = format!("mode={}", args.mode);
     Settings::default()
@@ -180,22 +281,24 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     stats.set(false)?;
     let p = Pair::new()?;
     std::thread::sleep(Duration::from_millis(300));
-    let mut phases: Vec<Phase> = [
-        ("off", None),
-        ("every packet", Some(1)),
-        ("one in 10", Some(10)),
-    ]
-    .into_iter()
-    .map(|(name, sample)| Phase {
-        name,
-        sample,
-        sent: 0,
-        received: 0,
-        secs: 0.0,
-        src_ns: vec![],
-        dst_ns: vec![],
-    })
-    .collect();
+    let mut kinds = vec![("off", Kind::Off)];
+    if args.calibrate {
+        kinds.push(("empty programs", Kind::Calibration(Calibration::Empty)));
+        kinds.push(("header only", Kind::Calibration(Calibration::Floor)));
+    }
+    kinds.push(("every packet", Kind::Measure(1)));
+    kinds.push(("one in 10", Kind::Measure(10)));
+    let mut phases: Vec<Phase> = kinds
+        .into_iter()
+        .map(|(name, kind)| Phase {
+            name,
+            kind,
+            pps: vec![],
+            ratios: vec![],
+            src_ns: vec![],
+            dst_ns: vec![],
+        })
+        .collect();
     let bar = crate::progress::bar(
         u64::from(args.rounds) * phases.len() as u64,
         "{prefix} [{bar:30}] {pos}/{len} phases {msg} {eta}",
@@ -203,42 +306,27 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     );
     let cost_secs = (args.seconds / 4.0).max(0.25);
     for round in 0..args.rounds {
+        let mut off = f64::NAN;
         for ph in phases.iter_mut() {
             bar.set_message(format!("round {}: {}", round + 1, ph.name));
-            let agents = match ph.sample {
-                None => None,
-                Some(n) => {
-                    let mut s = Settings::default();
-                    s.set_all([
-                        "dst=fd00::2",
-                        "proto=udp",
-                        mode.as_str(),
-                        &format!("sample={n}"),
-                    ])?;
-                    let s2 = s.clone();
-                    let src = netns::run_in(&p.src, move || {
-                        Agent::start("sg0", Role::Source, &s2, LoadOptions::default())
-                    })??;
-                    let mut dst = netns::run_in(&p.dst, move || {
-                        Agent::start("sg1", Role::Sink, &s, LoadOptions::default())
-                    })??;
-                    dst.read_records(|_| {})?;
-                    Some((src, dst))
-                }
-            };
-            let (sent, received) = blast(&p, args.payload, args.seconds)?;
-            ph.sent += sent;
-            ph.received += received;
-            ph.secs += args.seconds;
-            if let Some((s, d)) = agents {
+            let attached = attach(&p, ph.kind, &mode)
+                .with_context(|| format!("attaching for phase {:?}", ph.name))?;
+            let (_, received) = blast(&p, args.payload, args.seconds)?;
+            let pps = received as f64 / args.seconds;
+            if matches!(ph.kind, Kind::Off) {
+                off = pps;
+            }
+            ph.pps.push(pps);
+            ph.ratios.push(pps / off);
+            if let Some(a) = attached {
                 stats.set(true)?;
-                let (sb, db) = (s.run_stats(), d.run_stats());
+                let (sb, db) = a.stats();
                 blast(&p, args.payload, cost_secs)?;
-                ph.src_ns.extend(per_run(sb, s.run_stats()));
-                ph.dst_ns.extend(per_run(db, d.run_stats()));
+                let (sa, da) = a.stats();
+                ph.src_ns.extend(per_run(sb, sa));
+                ph.dst_ns.extend(per_run(db, da));
                 stats.set(false)?;
-                d.stop()?;
-                s.stop()?;
+                a.stop()?;
             }
             bar.inc(1);
         }
@@ -246,29 +334,20 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     bar.finish_and_clear();
     drop(stats);
     println!(
-        "mode={}, {}-byte payloads, {} round(s) of {} s per phase",
+        "mode={}, {}-byte payloads, {} round(s) of {} s per phase; medians over rounds",
         args.mode, args.payload, args.rounds, args.seconds
     );
-    let base = phases[0].received as f64 / phases[0].secs;
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    println!("| phase | sent pps | received pps | ratio to off | source ns/pkt | sink ns/pkt |");
+    println!("| phase | received pps | ratio to off | ratio range | source ns/pkt | sink ns/pkt |");
     println!("|---|---:|---:|---:|---:|---:|");
     for ph in &phases {
-        let rx = ph.received as f64 / ph.secs;
         println!(
-            "| {} | {:.0} | {:.0} | {:.3} | {:.0} | {:.0} |",
+            "| {} | {:.0} | {:.3} | {} | {:.0} | {:.0} |",
             ph.name,
-            ph.sent as f64 / ph.secs,
-            rx,
-            rx / base,
-            mean(&ph.src_ns),
-            mean(&ph.dst_ns)
+            median(&ph.pps),
+            median(&ph.ratios),
+            range(&ph.ratios),
+            median(&ph.src_ns),
+            median(&ph.dst_ns)
         );
     }
     Ok(true)

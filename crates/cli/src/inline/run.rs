@@ -12,7 +12,7 @@ use inline::{Agent, LoadOptions, Role, Settings, Streams, Summaries};
 
 pub const SOURCE_ABOUT: &str = "Attach the source program to the egress of --dev: matching IPv6 packets get a \
 Destination Options header with the delay and/or loss option (spec/inline.md). Runs until SIGINT/SIGTERM, then \
-detaches; a program left by a killed agent is replaced on the next start. Settings come from --config (TOML), \
+detaches (through tcx, a killed agent's program leaves with it; a clsact filter left by a killed agent is replaced on the next start). Settings come from --config (TOML), \
 then --set (command line wins); change them while running with `streamgauge inline ctl`.";
 
 pub const SINK_ABOUT: &str = "Attach the sink program to the ingress of --dev: packets carrying our header are \
