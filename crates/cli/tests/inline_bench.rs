@@ -1,0 +1,70 @@
+//! `streamgauge inline bench` end to end (root: namespaces, tc, BPF): a
+//! short run with the calibration phases prints every phase with a rate,
+//! a ratio and, for attached phases, per-packet costs, and leaves no
+//! namespace or BPF statistics switch behind.
+
+use std::process::{Command, Stdio};
+
+#[test]
+fn a_short_calibrated_run_prints_every_phase() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var_os("SG_INLINE_SKIP_ROOT_TESTS").is_some(),
+            "the in-line bench needs root; run as root or set SG_INLINE_SKIP_ROOT_TESTS=1"
+        );
+        return;
+    }
+    let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args([
+            "inline",
+            "bench",
+            "--seconds",
+            "0.3",
+            "--rounds",
+            "1",
+            "--calibrate",
+            "--mode",
+            "loss",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for phase in [
+        "off",
+        "empty programs",
+        "header only",
+        "every packet",
+        "one in 10",
+    ] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {phase} |")))
+            .unwrap_or_else(|| panic!("no row for {phase}:\n{stdout}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let pps: f64 = cells[2].parse().unwrap();
+        let ratio: f64 = cells[3].parse().unwrap();
+        assert!(pps > 1000.0, "{row}");
+        assert!(ratio > 0.2 && ratio < 5.0, "{row}");
+        if phase != "off" {
+            let (src, dst): (f64, f64) = (cells[5].parse().unwrap(), cells[6].parse().unwrap());
+            assert!(src > 0.0 && src < 100_000.0, "{row}");
+            assert!(dst > 0.0 && dst < 100_000.0, "{row}");
+        }
+    }
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let ours = format!("sgb{pid}-");
+    let listed = String::from_utf8_lossy(&netns.stdout);
+    assert!(!listed.contains(&ours), "namespaces left behind:\n{listed}");
+    let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap();
+    assert_eq!(stats_before, stats_after, "bpf_stats_enabled not restored");
+}
