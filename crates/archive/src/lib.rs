@@ -1,0 +1,1 @@
+//! archive (skeleton; being written).

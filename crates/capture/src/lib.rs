@@ -1,0 +1,1 @@
+//! capture (skeleton; being written).

@@ -1,0 +1,1 @@
+//! httpkit (skeleton; being written).
