@@ -1,1 +1,50 @@
-//! httpkit (skeleton; being written).
+//! # httpkit — the one HTTP stack of streamgauge
+//!
+//! Every HTTP endpoint of the project (the collection server's metrics,
+//! control and query API, the proxy's control endpoint, the capture daemon
+//! and the manager) is served by axum on hyper through this crate, so they
+//! all share one behaviour:
+//!
+//! - errors are JSON bodies with a stable `code` and a message that says
+//!   what to do ([`ApiError`]);
+//! - callers are identified once, by a bearer token from the component's
+//!   token file or by being on loopback, and handlers ask the resulting
+//!   [`Caller`] what it may do ([`auth`]);
+//! - state-changing requests must carry `Content-Type: application/json`,
+//!   which an HTML form cannot send cross-site, and bodies are bounded
+//!   ([`guard`]);
+//! - CORS is off unless an origin is configured; slow requests time out
+//!   ([`HttpConfig`]);
+//! - with the `client` feature, command-line tools talk to those endpoints
+//!   through [`client::Client`], which turns the JSON errors back into
+//!   readable messages.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use axum::routing::get;
+//! use httpkit::{Caller, HttpConfig};
+//!
+//! async fn hello(caller: Caller) -> httpkit::ApiResult<String> {
+//!     caller.require_read("lab1")?;
+//!     Ok("hello\n".into())
+//! }
+//! let app = axum::Router::new().route("/hello", get(hello));
+//! let app = HttpConfig::default().apply(app);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! httpkit::serve(listener, app, std::future::pending()).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+pub mod auth;
+#[cfg(feature = "client")]
+pub mod client;
+mod config;
+mod error;
+pub mod guard;
+mod serve;
+
+pub use auth::{Access, Authenticator, Caller, DomainPattern, Grants};
+pub use config::HttpConfig;
+pub use error::{ApiError, ApiResult};
+pub use serve::serve;

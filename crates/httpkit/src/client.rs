@@ -1,0 +1,137 @@
+//! The blocking client command-line tools use to talk to our endpoints
+//! (`streamgauge control`, `streamgauge proxy ctl`, …).
+//!
+//! It sends the bearer token when one is given, marks bodies as JSON (the
+//! servers refuse anything else for state-changing requests), and turns our
+//! JSON error bodies back into one readable line.
+
+use std::time::Duration;
+
+use ureq::Agent;
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing answered (refused, unreachable, timed out).
+    #[error("no {what} at {url}: {reason}; {hint}")]
+    Unreachable {
+        /// The endpoint's name, for people.
+        what: String,
+        /// The URL tried.
+        url: String,
+        /// The transport's error.
+        reason: String,
+        /// What to check.
+        hint: String,
+    },
+    /// The server answered with an error status.
+    #[error("{url} answered {status} ({code}): {message}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Our stable error code (or `http` for a non-JSON answer).
+        code: String,
+        /// The server's explanation.
+        message: String,
+    },
+}
+
+/// A client for one endpoint.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// Shared connection state.
+    agent: Agent,
+    /// `http://host:port`, no trailing slash.
+    base: String,
+    /// Bearer token, if any.
+    token: Option<String>,
+    /// The endpoint's name in messages ("proxy control endpoint").
+    what: String,
+    /// What to check when nothing answers.
+    hint: String,
+}
+
+impl Client {
+    /// A client for `base` (`http://127.0.0.1:9000` or `127.0.0.1:9000`).
+    pub fn new(base: &str, what: &str, hint: &str) -> Client {
+        let agent: Agent = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        let base = if base.contains("://") {
+            base.trim_end_matches('/').to_owned()
+        } else {
+            format!("http://{}", base.trim_end_matches('/'))
+        };
+        Client {
+            agent,
+            base,
+            token: None,
+            what: what.to_owned(),
+            hint: hint.to_owned(),
+        }
+    }
+
+    /// Sends this bearer token with every request.
+    pub fn with_token(mut self, token: Option<String>) -> Client {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// `GET path`: the body of a 2xx answer.
+    pub fn get(&self, path: &str) -> Result<String, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.agent.get(&url);
+        if let Some(t) = &self.token {
+            req = req.header("Authorization", format!("Bearer {t}"));
+        }
+        self.finish(&url, req.call())
+    }
+
+    /// `POST path` with a JSON body: the body of a 2xx answer.
+    pub fn post_json(&self, path: &str, body: &serde_json::Value) -> Result<String, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.agent.post(&url);
+        if let Some(t) = &self.token {
+            req = req.header("Authorization", format!("Bearer {t}"));
+        }
+        let result = req
+            .content_type("application/json")
+            .send(body.to_string().as_str());
+        self.finish(&url, result)
+    }
+
+    fn finish(
+        &self,
+        url: &str,
+        result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String, ClientError> {
+        let mut response = result.map_err(|e| ClientError::Unreachable {
+            what: self.what.clone(),
+            url: url.to_owned(),
+            reason: e.to_string(),
+            hint: self.hint.clone(),
+        })?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        if (200..300).contains(&status) {
+            return Ok(text);
+        }
+        let parsed: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+        let field = |k: &str| {
+            parsed
+                .as_ref()
+                .and_then(|v| v["error"][k].as_str())
+                .map(str::to_owned)
+        };
+        Err(ClientError::Status {
+            url: url.to_owned(),
+            status,
+            code: field("code").unwrap_or_else(|| "http".into()),
+            message: field("message").unwrap_or_else(|| text.trim().to_owned()),
+        })
+    }
+}
