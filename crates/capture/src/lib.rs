@@ -1,1 +1,6 @@
-//! capture (skeleton; being written).
+//! capture
+#![deny(missing_docs)]
+pub mod bpf;
+pub mod checksum;
+pub mod filter;
+pub mod packet;
