@@ -1,8 +1,11 @@
 //! capture
 #![deny(missing_docs)]
+pub mod anon;
 pub mod bpf;
 pub mod checksum;
 pub mod cryptopan;
+pub mod cut;
 pub mod filter;
 pub mod packet;
+pub mod sample;
 pub mod text;
