@@ -1,0 +1,130 @@
+//! The blocking side of each request: open the domain, check the stream,
+//! parse the parameters, run the SQL under the time budget and write the
+//! answer. Runs on tokio's blocking pool, one database connection per
+//! request (readers never block the server's writer).
+
+use std::time::Duration;
+
+use crate::auth::Caller;
+use crate::body::ChannelWriter;
+use crate::catalog::find_stream;
+use crate::error::QueryError;
+use crate::export::{columns, Cell, ExportError, Source, Timestamps};
+use crate::format::{JsonOptions, RowSink};
+use crate::plan;
+use crate::request::{Format, RowsRequest};
+use crate::state::QueryState;
+
+/// Opens `domain`, or 404 listing the domains `caller` may read.
+pub fn open(state: &QueryState, caller: &Caller, domain: &str) -> Result<Source, QueryError> {
+    match state.backend.open(domain) {
+        Ok(Some(src)) => Ok(src),
+        Ok(None) => Err(QueryError::UnknownDomain {
+            domain: domain.to_owned(),
+            existing: state
+                .backend
+                .domains()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| caller.may_read(d))
+                .collect(),
+        }),
+        Err(e) => Err(QueryError::Database(e)),
+    }
+}
+
+/// `GET …/rows`: writes the whole answer into `out`.
+pub fn rows(
+    state: &QueryState,
+    caller: &Caller,
+    domain: &str,
+    stream: &str,
+    pairs: &[(String, String)],
+    mut out: ChannelWriter,
+) {
+    let r = rows_into(state, caller, domain, stream, pairs, &mut out);
+    out.finish(r);
+}
+
+fn rows_into(
+    state: &QueryState,
+    caller: &Caller,
+    domain: &str,
+    stream: &str,
+    pairs: &[(String, String)],
+    out: &mut ChannelWriter,
+) -> Result<(), QueryError> {
+    let mut src = open(state, caller, domain)?;
+    let schema = find_stream(&mut src, domain, stream)?;
+    let start = src.start_time().map_err(QueryError::Database)?;
+    let req = RowsRequest::parse(pairs, &columns(&schema), start.unwrap_or(0))?;
+    let budget = budget_of(state, &req);
+    let times = Timestamps::new(if req.raw_timestamps {
+        None
+    } else {
+        Some(start.unwrap_or(0))
+    });
+    let json = JsonOptions {
+        int64_string: req.int64_string,
+        start_time: start.unwrap_or(0),
+    };
+    let table = schema.name.clone();
+    src.with_budget(budget, |src| {
+        let mut sink = RowSink::new(&mut *out, req.format, &req.columns, times, json)?;
+        let d = src.dialect();
+        let mut next = None;
+        if let Some(points) = req.points {
+            let fields = plan::m4_fields(&req);
+            if fields.is_empty() {
+                return Err(ExportError::Invalid(
+                    "points= needs a numeric field in fields= (int32, uint32, int64, uint64, double)".into(),
+                ));
+            }
+            let (t0, t1) = match (req.from, req.to) {
+                (Some(a), Some(b)) => (a, b),
+                (a, b) => {
+                    let r = src.text_rows(&plan::time_range(d, &table, &req))?;
+                    let get = |i: usize| r.first().and_then(|row| row[i].as_deref()?.parse::<f64>().ok());
+                    match (a.or(get(0)), b.or(get(1))) {
+                        (Some(a), Some(b)) => (a, b),
+                        _ => return sink.finish(None).map(drop),
+                    }
+                }
+            };
+            let buckets = (points / 4).max(1);
+            let sql = plan::m4(d, &table, &req, &fields, t0, t1, buckets);
+            src.run(&sql, &plan::selected(&req), |cells| sink.row(&cells[1..]))?;
+        } else {
+            let sql = plan::rows(d, &table, &req);
+            let mut n = 0u64;
+            let mut last = None;
+            let limit = req.limit.unwrap_or(u64::MAX);
+            src.run(&sql, &plan::selected(&req), |cells| {
+                n += 1;
+                if n > limit {
+                    next = last;
+                    return Ok(());
+                }
+                if let Cell::Int(id) = cells[0] {
+                    last = Some(id);
+                }
+                sink.row(&cells[1..])
+            })?;
+        }
+        sink.finish(next)?;
+        Ok(())
+    })
+    .map_err(|e| match e {
+        ExportError::Invalid(m) if m.starts_with("points=") => QueryError::bad("points", m),
+        e => QueryError::db(e, budget),
+    })
+}
+
+/// Interactive budget, or the export budget for a full file export.
+fn budget_of(state: &QueryState, req: &RowsRequest) -> Option<Duration> {
+    if req.format != Format::Json && req.limit.is_none() && req.points.is_none() {
+        state.export_budget
+    } else {
+        state.budget
+    }
+}

@@ -1,0 +1,32 @@
+//! Reading streams exactly and writing them as CSV, JSON lines, Parquet
+//! or Arrow IPC: the one implementation behind `streamgauge export` and
+//! the HTTP API, so both give the same data.
+//!
+//! ```no_run
+//! use query::export::{columns, Source, TextWriter, Timestamps};
+//!
+//! let mut src = Source::open("exp1.sq3")?;
+//! let start = src.start_time()?;
+//! let schema = src.streams()?.remove(0);
+//! let cols = columns(&schema);
+//! let mut w = TextWriter::new(std::io::stdout(), &cols, Timestamps::new(start), false)?;
+//! src.rows(&schema, |cells| w.row(cells))?;
+//! w.finish()?;
+//! # Ok::<(), query::export::ExportError>(())
+//! ```
+
+mod arrow;
+mod cell;
+mod error;
+mod parquet;
+mod source;
+mod text;
+mod time;
+
+pub use arrow::ArrowWriter;
+pub use cell::{columns, pg_cell, quote, sqlite_cell, Cell, Column, Kind, META};
+pub use error::ExportError;
+pub use parquet::ParquetWriter;
+pub use source::{select_list, Source};
+pub use text::{csv_field, json_value, text_value, TextWriter};
+pub use time::Timestamps;

@@ -1,0 +1,267 @@
+//! Reading an experiment database: its start time, its streams (from the
+//! `table_<name>` rows of `_experiment_metadata`), row counts, and rows as
+//! exact [`Cell`]s from SQLite or PostgreSQL.
+
+use std::time::Duration;
+
+use omsp::Schema;
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::cell::{columns, pg_cell, sqlite_cell, Cell, Column};
+use super::error::ExportError;
+use crate::sql::{Dialect, Sql};
+
+/// An open experiment database (one connection).
+pub enum Source {
+    /// A `<domain>.sq3` file, opened read-only.
+    Sqlite(rusqlite::Connection),
+    /// A domain's PostgreSQL database.
+    Postgres(postgres::Client),
+}
+
+impl Source {
+    /// Opens `spec`: a `.sq3` path, or a PostgreSQL URI (`postgresql://…`)
+    /// or key-value string (`host=… dbname=…`).
+    pub fn open(spec: &str) -> Result<Source, ExportError> {
+        if spec.starts_with("postgresql://")
+            || spec.starts_with("postgres://")
+            || spec.contains("dbname=")
+        {
+            return Ok(Source::Postgres(postgres::Client::connect(
+                spec,
+                postgres::NoTls,
+            )?));
+        }
+        Source::sqlite(std::path::Path::new(spec))
+    }
+
+    /// Opens a SQLite file read-only (a reader of a WAL database never
+    /// blocks its writer).
+    pub fn sqlite(path: &std::path::Path) -> Result<Source, ExportError> {
+        if !path.is_file() {
+            return Err(ExportError::NoFile {
+                path: path.display().to_string(),
+            });
+        }
+        let c = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        c.busy_timeout(Duration::from_secs(5))?;
+        Ok(Source::Sqlite(c))
+    }
+
+    /// The SQL flavour of this database.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Source::Sqlite(_) => Dialect::Sqlite,
+            Source::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    /// Runs `f` with a time budget: SQLite statements are interrupted when
+    /// it runs out, PostgreSQL ones cancelled by `statement_timeout`. The
+    /// error then satisfies [`ExportError::is_timeout`].
+    pub fn with_budget<T>(
+        &mut self,
+        budget: Option<Duration>,
+        f: impl FnOnce(&mut Source) -> Result<T, ExportError>,
+    ) -> Result<T, ExportError> {
+        let Some(budget) = budget else { return f(self) };
+        match self {
+            Source::Sqlite(c) => {
+                let handle = c.get_interrupt_handle();
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                let watchdog = std::thread::spawn(move || {
+                    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(budget)
+                    {
+                        handle.interrupt();
+                    }
+                });
+                let out = f(self);
+                drop(tx);
+                let _ = watchdog.join();
+                out
+            }
+            Source::Postgres(c) => {
+                let ms = budget.as_millis().max(1);
+                c.batch_execute(&format!("SET statement_timeout = {ms}"))?;
+                let out = f(self);
+                if let Source::Postgres(c) = self {
+                    let _ = c.batch_execute("SET statement_timeout = 0");
+                }
+                out
+            }
+        }
+    }
+
+    /// Runs a query whose every column is text (or NULL).
+    pub fn text_rows(&mut self, sql: &Sql) -> Result<Vec<Vec<Option<String>>>, ExportError> {
+        match self {
+            Source::Sqlite(c) => {
+                let mut st = c.prepare(&sql.text)?;
+                let n = st.column_count();
+                let params = sql.sqlite_params();
+                let rows = st.query_map(rusqlite::params_from_iter(params), |r| {
+                    (0..n)
+                        .map(|i| {
+                            Ok(match r.get_ref(i)? {
+                                rusqlite::types::ValueRef::Null => None,
+                                rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
+                                rusqlite::types::ValueRef::Real(v) => Some(v.to_string()),
+                                rusqlite::types::ValueRef::Text(t)
+                                | rusqlite::types::ValueRef::Blob(t) => {
+                                    Some(String::from_utf8_lossy(t).into_owned())
+                                }
+                            })
+                        })
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            }
+            Source::Postgres(c) => {
+                let params = sql.pg_params();
+                let mut it = c.query_raw(sql.text.as_str(), params.iter())?;
+                let mut out = Vec::new();
+                while let Some(r) = it.next()? {
+                    out.push(
+                        (0..r.len())
+                            .map(|i| r.get::<_, Option<String>>(i))
+                            .collect(),
+                    );
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Runs `sql`, whose select list was written by [`select_list`] for
+    /// `cols`, calling `row` with each row's cells.
+    pub fn run(
+        &mut self,
+        sql: &Sql,
+        cols: &[Column],
+        mut row: impl FnMut(&[Cell]) -> Result<(), ExportError>,
+    ) -> Result<(), ExportError> {
+        let mut cells = Vec::with_capacity(cols.len());
+        match self {
+            Source::Sqlite(c) => {
+                let mut st = c.prepare(&sql.text)?;
+                let mut rows = st.query(rusqlite::params_from_iter(sql.sqlite_params()))?;
+                while let Some(r) = rows.next()? {
+                    cells.clear();
+                    for (i, col) in cols.iter().enumerate() {
+                        cells.push(sqlite_cell(r.get_ref(i)?, col.kind));
+                    }
+                    row(&cells)?;
+                }
+            }
+            Source::Postgres(c) => {
+                let params = sql.pg_params();
+                let mut it = c.query_raw(sql.text.as_str(), params.iter())?;
+                while let Some(r) = it.next()? {
+                    cells.clear();
+                    for (i, col) in cols.iter().enumerate() {
+                        cells.push(pg_cell(r.get(i), col.kind));
+                    }
+                    row(&cells)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The experiment's start time (Unix seconds), if recorded.
+    pub fn start_time(&mut self) -> Result<Option<i64>, ExportError> {
+        let mut sql = Sql::new(self.dialect());
+        sql.push("SELECT value FROM _experiment_metadata WHERE key = 'start_time' ORDER BY oml_tuple_id LIMIT 1");
+        let rows = self.text_rows(&sql)?;
+        Ok(rows
+            .first()
+            .and_then(|r| r[0].as_deref())
+            .and_then(|v| v.trim().parse().ok()))
+    }
+
+    /// Every stream table with its schema, from the `table_<name>` rows.
+    pub fn streams(&mut self) -> Result<Vec<Schema>, ExportError> {
+        let mut sql = Sql::new(self.dialect());
+        sql.push("SELECT key, value FROM _experiment_metadata WHERE key LIKE 'table\\_%' ESCAPE '\\' ORDER BY oml_tuple_id");
+        let rows = self
+            .text_rows(&sql)
+            .map_err(|e| ExportError::NotExperiment(Box::new(e)))?;
+        let mut out: Vec<Schema> = Vec::new();
+        for r in rows {
+            let (Some(key), Some(value)) = (&r[0], &r[1]) else {
+                continue;
+            };
+            let name = &key["table_".len()..];
+            if out.iter().any(|s| s.name == name) {
+                continue;
+            }
+            if let Ok(s) = Schema::parse(value) {
+                if s.name == name {
+                    out.push(s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows in `table`.
+    pub fn count(&mut self, table: &str) -> Result<u64, ExportError> {
+        let mut sql = Sql::new(self.dialect());
+        sql.push("SELECT CAST(count(*) AS TEXT) FROM ").ident(table);
+        let rows = self.text_rows(&sql)?;
+        Ok(rows
+            .first()
+            .and_then(|r| r[0].as_deref())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Calls `row` for every row of `schema`'s table, in `oml_tuple_id` order.
+    pub fn rows(
+        &mut self,
+        schema: &Schema,
+        row: impl FnMut(&[Cell]) -> Result<(), ExportError>,
+    ) -> Result<(), ExportError> {
+        let cols = columns(schema);
+        let mut sql = Sql::new(self.dialect());
+        sql.push("SELECT ");
+        select_list(&mut sql, &cols);
+        sql.push(" FROM ")
+            .ident(&schema.name)
+            .push(" ORDER BY oml_tuple_id");
+        self.run(&sql, &cols, row)
+    }
+}
+
+/// Appends the select list of `cols`: plain columns in SQLite, `::text` in
+/// PostgreSQL (exact for NUMERIC and FLOAT8, decoded by [`pg_cell`]).
+pub fn select_list(sql: &mut Sql, cols: &[Column]) {
+    for (i, c) in cols.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.ident(&c.name);
+        if sql.dialect == Dialect::Postgres {
+            sql.push("::text");
+        }
+    }
+}
+
+impl ExportError {
+    /// True if the query was stopped by its time budget.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            ExportError::Sqlite(e) => {
+                e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted)
+            }
+            ExportError::Postgres(e) => {
+                e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED)
+            }
+            ExportError::NotExperiment(e) => e.is_timeout(),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The SQL of a `rows` request: filters, keyset pagination on
+//! `oml_tuple_id` (never OFFSET), and M4 downsampling computed by the
+//! database (see `docs/query-api.md`).
+
+use omsp::OmlType;
+
+use crate::export::{select_list, Column, Kind};
+use crate::request::RowsRequest;
+use crate::sql::{Dialect, Param, PgType, Sql};
+
+/// The row id column, selected first by every row query.
+pub const ID: &str = "oml_tuple_id";
+
+/// Columns a row query selects: the id, then the requested columns.
+pub fn selected(req: &RowsRequest) -> Vec<Column> {
+    let mut cols = vec![Column {
+        name: ID.into(),
+        kind: Kind::Meta,
+    }];
+    cols.extend(req.columns.iter().cloned());
+    cols
+}
+
+/// Appends the request's conditions (time range, senders, predicates),
+/// each as ` AND …`.
+pub fn filters(sql: &mut Sql, req: &RowsRequest) {
+    let ts = req.time.column();
+    if let Some(f) = req.from {
+        sql.push(" AND ").ident(ts).push(" >= ");
+        sql.bind(Param::Real(f), PgType::Float8);
+    }
+    if let Some(t) = req.to {
+        sql.push(" AND ").ident(ts).push(" <= ");
+        sql.bind(Param::Real(t), PgType::Float8);
+    }
+    if !req.senders.is_empty() {
+        sql.push(" AND (");
+        for (i, s) in req.senders.iter().enumerate() {
+            if i > 0 {
+                sql.push(" OR ");
+            }
+            sql.push("oml_sender_id IN (SELECT id FROM _senders WHERE name = ");
+            sql.bind(Param::Text(s.clone()), PgType::Text);
+            sql.push(")");
+            if let Ok(id) = s.parse::<i64>() {
+                sql.push(" OR oml_sender_id = ");
+                sql.bind(Param::Int(id), PgType::Int8);
+            }
+        }
+        sql.push(")");
+    }
+    for p in &req.predicates {
+        p.write(sql);
+    }
+}
+
+/// `SELECT id, cols FROM table WHERE filters AND id > after ORDER BY id
+/// LIMIT limit+1` (one more row than the page says whether there is a next).
+pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
+    let mut sql = Sql::new(dialect);
+    sql.push("SELECT ");
+    select_list(&mut sql, &selected(req));
+    sql.push(" FROM ").ident(table).push(" WHERE 1 = 1");
+    if let Some(a) = req.after {
+        sql.push(" AND ").ident(ID).push(" > ");
+        sql.bind(Param::Int(a), PgType::Int8);
+    }
+    filters(&mut sql, req);
+    sql.push(" ORDER BY ").ident(ID);
+    if let Some(l) = req.limit {
+        sql.push(" LIMIT ");
+        sql.bind(
+            Param::Int(l.saturating_add(1).min(i64::MAX as u64) as i64),
+            PgType::Int8,
+        );
+    }
+    sql
+}
+
+/// Fields M4 can aggregate (ordered numbers).
+pub fn m4_fields(req: &RowsRequest) -> Vec<&Column> {
+    req.columns
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Field(t) if t.is_numeric() || t == OmlType::Guid))
+        .collect()
+}
+
+/// M4 downsampling: the time range [`t0`, `t1`] is cut into `buckets`
+/// equal buckets; per sender, bucket and field the database keeps the
+/// first and last row and a row with the minimum and the maximum, all
+/// with GROUP BY aggregates (no window functions, same results in SQLite
+/// and PostgreSQL). The answer is those rows, by sender then id.
+pub fn m4(
+    dialect: Dialect,
+    table: &str,
+    req: &RowsRequest,
+    fields: &[&Column],
+    t0: f64,
+    t1: f64,
+    buckets: u32,
+) -> Sql {
+    let width = ((t1 - t0) / f64::from(buckets)).max(1e-9);
+    let ts = req.time.column();
+    let mut sql = Sql::new(dialect);
+    sql.push("WITH ");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        // b: the rows with their bucket; a: per bucket first/last id and
+        // min/max value; x: the first row holding the min and the max.
+        sql.push(&format!(
+            "b{i} AS (SELECT oml_tuple_id AS id, oml_sender_id AS s, "
+        ));
+        let last = Param::Int(i64::from(buckets) - 1);
+        match dialect {
+            Dialect::Sqlite => {
+                sql.push("max(0, min(");
+                sql.bind(last, PgType::Int8);
+                sql.push(", CAST((").ident(ts).push(" - ");
+                sql.bind(Param::Real(t0), PgType::Float8);
+                sql.push(") / ");
+                sql.bind(Param::Real(width), PgType::Float8);
+                sql.push(" AS INTEGER)))");
+            }
+            Dialect::Postgres => {
+                sql.push("LEAST(GREATEST(floor((").ident(ts).push(" - ");
+                sql.bind(Param::Real(t0), PgType::Float8);
+                sql.push(") / ");
+                sql.bind(Param::Real(width), PgType::Float8);
+                sql.push(")::int8, 0), ");
+                sql.bind(last, PgType::Int8);
+                sql.push(")");
+            }
+        }
+        sql.push(" AS k, ")
+            .ident(&f.name)
+            .push(" AS v FROM ")
+            .ident(table);
+        sql.push(" WHERE ")
+            .ident(&f.name)
+            .push(" IS NOT NULL AND ")
+            .ident(ts)
+            .push(" IS NOT NULL");
+        if dialect == Dialect::Postgres && f.kind == Kind::Field(OmlType::Double) {
+            // NaN sorts above every number in PostgreSQL; SQLite stores it as NULL.
+            sql.push(" AND ").ident(&f.name).push(" <> 'NaN'::float8");
+        }
+        filters(&mut sql, req);
+        sql.push(&format!(
+            "), a{i} AS (SELECT s, k, min(id) AS fid, max(id) AS lid, min(v) AS lo, max(v) AS hi FROM b{i} GROUP BY s, k), \
+             x{i} AS (SELECT min(CASE WHEN b.v = a.lo THEN b.id END) AS loid, min(CASE WHEN b.v = a.hi THEN b.id END) AS hiid \
+             FROM b{i} b JOIN a{i} a ON b.s = a.s AND b.k = a.k AND (b.v = a.lo OR b.v = a.hi) GROUP BY a.s, a.k)"
+        ));
+    }
+    sql.push(" SELECT ");
+    select_list(&mut sql, &selected(req));
+    sql.push(" FROM ")
+        .ident(table)
+        .push(" WHERE ")
+        .ident(ID)
+        .push(" IN (");
+    for i in 0..fields.len() {
+        if i > 0 {
+            sql.push(" UNION ");
+        }
+        sql.push(&format!(
+            "SELECT fid FROM a{i} UNION SELECT lid FROM a{i} UNION SELECT loid FROM x{i} UNION SELECT hiid FROM x{i}"
+        ));
+    }
+    sql.push(") ORDER BY oml_sender_id, ").ident(ID);
+    sql
+}
+
+/// The data's time range when the request gives none: first and last row
+/// (by id) for server time, which grows with arrival; min and max for
+/// client time. Returns SQL yielding one row `(lo, hi)` as text.
+pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
+    let ts = req.time.column();
+    let mut sql = Sql::new(dialect);
+    let cast = |sql: &mut Sql, agg: &str| {
+        sql.push(&format!("CAST({agg}("))
+            .ident(ts)
+            .push(") AS TEXT)");
+    };
+    sql.push("SELECT ");
+    cast(&mut sql, "min");
+    sql.push(", ");
+    cast(&mut sql, "max");
+    sql.push(" FROM ").ident(table).push(" WHERE 1 = 1");
+    filters(&mut sql, req);
+    sql
+}

@@ -1,0 +1,128 @@
+//! What the API reads from and how: the backend, the time budget of each
+//! query, and the commit feed that wakes live tails.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use omsp::names::is_valid_domain;
+use store::PgOptions;
+use tokio::sync::watch;
+
+use crate::export::{ExportError, Source};
+
+/// Tells tails that a domain has new rows. The server bumps the value
+/// after each commit of that domain.
+pub trait CommitFeed: Send + Sync + 'static {
+    /// A receiver whose value changes after each commit of `domain`.
+    fn subscribe(&self, domain: &str) -> watch::Receiver<u64>;
+}
+
+/// Where the experiment databases are.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// `<dir>/<domain>.sq3` files, as `streamgauge server` writes them.
+    Sqlite {
+        /// The server's data directory.
+        dir: PathBuf,
+    },
+    /// One PostgreSQL database per domain.
+    Postgres(PgOptions),
+}
+
+/// Shared state of the query API.
+#[derive(Clone)]
+pub struct QueryState {
+    /// The databases.
+    pub backend: Backend,
+    /// Longest a query may run before it is cancelled (503); `None` = no
+    /// limit. Streamed exports count their whole transfer.
+    pub budget: Option<Duration>,
+    /// Budget of full exports (csv, jsonl, arrow, parquet without `limit`):
+    /// they legitimately take longer than interactive queries.
+    pub export_budget: Option<Duration>,
+    /// Wakes live tails on commits; `None`: tails poll every [`QueryState::poll`].
+    pub feed: Option<Arc<dyn CommitFeed>>,
+    /// Poll period of tails without a feed (and safety net with one).
+    pub poll: Duration,
+    /// A tail whose client is more rows behind than this is closed with a
+    /// final `lagged` event (so a slow client never holds rows in memory).
+    pub max_lag: u64,
+}
+
+impl QueryState {
+    /// Defaults: 10 s budget, 10 min for exports, 250 ms tail poll, 100 000
+    /// rows of lag.
+    pub fn new(backend: Backend) -> QueryState {
+        QueryState {
+            backend,
+            budget: Some(Duration::from_secs(10)),
+            export_budget: Some(Duration::from_secs(600)),
+            feed: None,
+            poll: Duration::from_millis(250),
+            max_lag: 100_000,
+        }
+    }
+
+    /// With a commit feed.
+    pub fn with_feed(mut self, feed: Arc<dyn CommitFeed>) -> QueryState {
+        self.feed = Some(feed);
+        self
+    }
+}
+
+impl Backend {
+    /// Domains that exist, sorted. Blocking.
+    pub fn domains(&self) -> Result<Vec<String>, ExportError> {
+        let mut out: Vec<String> = match self {
+            Backend::Sqlite { dir } => std::fs::read_dir(dir)?
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().into_string().ok()?;
+                    let d = name.strip_suffix(".sq3")?;
+                    is_valid_domain(d).then(|| d.to_owned())
+                })
+                .collect(),
+            Backend::Postgres(opts) => {
+                let mut c = opts.connect("postgres")?;
+                c.query(
+                    "SELECT datname::text FROM pg_database WHERE NOT datistemplate \
+                     AND datname <> 'postgres' AND has_database_privilege(datname, 'CONNECT')",
+                    &[],
+                )?
+                .iter()
+                .map(|r| r.get::<_, String>(0))
+                .filter(|d| is_valid_domain(d))
+                .collect()
+            }
+        };
+        out.sort();
+        Ok(out)
+    }
+
+    /// Opens `domain` (which must be valid); `Ok(None)` if it does not exist.
+    /// Blocking.
+    pub fn open(&self, domain: &str) -> Result<Option<Source>, ExportError> {
+        if !is_valid_domain(domain) {
+            return Ok(None);
+        }
+        match self {
+            Backend::Sqlite { dir } => {
+                let path = dir.join(format!("{domain}.sq3"));
+                if !path.is_file() {
+                    return Ok(None);
+                }
+                Source::sqlite(&path).map(Some)
+            }
+            Backend::Postgres(opts) => match opts.connect(domain) {
+                Ok(c) => Ok(Some(Source::Postgres(c))),
+                Err(store::StoreError::Postgres(e))
+                    if e.code() == Some(&postgres::error::SqlState::INVALID_CATALOG_NAME) =>
+                {
+                    Ok(None)
+                }
+                Err(e) => Err(e.into()),
+            },
+        }
+    }
+}
