@@ -1,0 +1,45 @@
+//! Delay before the next attempt of a failed upload.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use crate::config::BackoffConfig;
+
+/// Delay after `failures` consecutive failed attempts (1 = first failure):
+/// `initial * 2^(failures-1)` capped at `max`, then "equal jitter" — a
+/// uniform pick in `[d/2, d]` — so that many files failing together (a server
+/// outage) do not all retry in the same instant, while never retrying sooner
+/// than half the nominal delay.
+pub fn delay(cfg: &BackoffConfig, failures: u32) -> Duration {
+    let exp = failures.saturating_sub(1).min(32);
+    let nominal = cfg.initial_ms.saturating_mul(1u64 << exp).min(cfg.max_ms);
+    let low = nominal / 2;
+    let ms = if nominal > low {
+        rand::thread_rng().gen_range(low..=nominal)
+    } else {
+        nominal
+    };
+    Duration::from_millis(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_then_caps_with_jitter_in_range() {
+        let cfg = BackoffConfig {
+            initial_ms: 100,
+            max_ms: 1_000,
+        };
+        for _ in 0..200 {
+            let d1 = delay(&cfg, 1).as_millis();
+            assert!((50..=100).contains(&d1), "{d1}");
+            let d3 = delay(&cfg, 3).as_millis();
+            assert!((200..=400).contains(&d3), "{d3}");
+            let d40 = delay(&cfg, 40).as_millis();
+            assert!((500..=1_000).contains(&d40), "{d40}");
+        }
+    }
+}
