@@ -6,6 +6,8 @@ pub mod checksum;
 pub mod cryptopan;
 pub mod cut;
 pub mod filter;
+pub mod flow;
+pub mod ipfix;
 pub mod output;
 pub mod packet;
 pub mod sample;
