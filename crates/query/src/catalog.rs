@@ -84,9 +84,17 @@ pub struct StreamInfo {
     pub client_time: Option<[f64; 2]>,
 }
 
-/// The streams of an open domain; 404 for an unknown one.
+/// The measurement streams of a domain (the metadata stream
+/// `_experiment_metadata` is shown by the domain itself).
+pub fn streams(src: &mut Source) -> Result<Vec<Schema>, ExportError> {
+    let mut s = src.streams()?;
+    s.retain(|s| s.name != omsp::metadata::SCHEMA0_NAME);
+    Ok(s)
+}
+
+/// The stream `stream` of an open domain; 404 listing them otherwise.
 pub fn find_stream(src: &mut Source, domain: &str, stream: &str) -> Result<Schema, QueryError> {
-    let streams = src.streams().map_err(|e| QueryError::db(e, None))?;
+    let streams = streams(src).map_err(|e| QueryError::db(e, None))?;
     streams
         .iter()
         .find(|s| s.name == stream)
@@ -101,7 +109,7 @@ pub fn find_stream(src: &mut Source, domain: &str, stream: &str) -> Result<Schem
 /// Senders, streams, metadata.
 pub fn domain_info(src: &mut Source, domain: &str) -> Result<DomainInfo, ExportError> {
     let start_time = src.start_time()?;
-    let streams = src.streams()?.into_iter().map(|s| s.name).collect();
+    let streams = streams(src)?.into_iter().map(|s| s.name).collect();
     let mut sql = Sql::new(src.dialect());
     sql.push("SELECT CAST(id AS TEXT), name FROM _senders ORDER BY id");
     let senders = src

@@ -66,7 +66,8 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
         sql.bind(Param::Int(a), PgType::Int8);
     }
     filters(&mut sql, req);
-    sql.push(" ORDER BY ").ident(ID);
+    // Qualified: PostgreSQL would otherwise order by the `::text` output column.
+    sql.push(" ORDER BY ").ident(table).push(".").ident(ID);
     if let Some(l) = req.limit {
         sql.push(" LIMIT ");
         sql.bind(
@@ -168,7 +169,12 @@ pub fn m4(
             "SELECT fid FROM a{i} UNION SELECT lid FROM a{i} UNION SELECT loid FROM x{i} UNION SELECT hiid FROM x{i}"
         ));
     }
-    sql.push(") ORDER BY oml_sender_id, ").ident(ID);
+    sql.push(") ORDER BY ")
+        .ident(table)
+        .push(".oml_sender_id, ")
+        .ident(table)
+        .push(".")
+        .ident(ID);
     sql
 }
 

@@ -57,7 +57,7 @@ pub async fn domains(
             let Ok(Some(mut src)) = st.backend.open(&name) else {
                 continue;
             };
-            if let Ok(s) = src.streams() {
+            if let Ok(s) = catalog::streams(&mut src) {
                 out.push(DomainSummary {
                     name,
                     streams: s.len(),
@@ -101,7 +101,7 @@ pub async fn streams(
         let mut src = exec::open(&st, &caller, &domain)?;
         let budget = st.budget;
         src.with_budget(budget, |s| {
-            s.streams()?
+            catalog::streams(s)?
                 .iter()
                 .map(|schema| catalog::stream_info(s, schema))
                 .collect::<Result<Vec<_>, _>>()

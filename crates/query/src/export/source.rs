@@ -229,9 +229,12 @@ impl Source {
         let mut sql = Sql::new(self.dialect());
         sql.push("SELECT ");
         select_list(&mut sql, &cols);
+        // Qualified: PostgreSQL would otherwise order by the `::text` output column.
         sql.push(" FROM ")
             .ident(&schema.name)
-            .push(" ORDER BY oml_tuple_id");
+            .push(" ORDER BY ")
+            .ident(&schema.name)
+            .push(".oml_tuple_id");
         self.run(&sql, &cols, row)
     }
 }
