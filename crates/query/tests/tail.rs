@@ -1,0 +1,144 @@
+//! Live tails over HTTP: Server-Sent Events woken by the commit feed,
+//! resumed with Last-Event-ID, and closed with `lagged` when a client is
+//! too far behind.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use store::{Row, Sink};
+
+/// One SSE event.
+#[derive(Debug, Default, Clone)]
+struct Event {
+    event: String,
+    id: String,
+    data: String,
+}
+
+/// Opens `path` and reads events until `done` says so.
+fn events(
+    srv: &Server,
+    path: &str,
+    headers: &[(&str, &str)],
+    mut done: impl FnMut(&[Event]) -> bool,
+) -> (Vec<Event>, Box<dyn BufRead + Send>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into();
+    let mut req = agent.get(format!("{}{path}", srv.base));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.call().unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let reader: Box<dyn Read + Send> = Box::new(resp.into_body().into_reader());
+    let mut r: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
+    let mut out = Vec::new();
+    let mut cur = Event::default();
+    let mut line = String::new();
+    while !done(&out) {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let l = line.trim_end_matches(['\r', '\n']);
+        if l.is_empty() {
+            if !cur.event.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else if let Some(v) = l.strip_prefix("event:") {
+            cur.event = v.trim().into();
+        } else if let Some(v) = l.strip_prefix("id:") {
+            cur.id = v.trim().into();
+        } else if let Some(v) = l.strip_prefix("data:") {
+            cur.data = v.trim().into();
+        }
+    }
+    (out, r)
+}
+
+fn ids(ev: &[Event]) -> Vec<i64> {
+    ev.iter()
+        .filter(|e| e.event == "row")
+        .map(|e| e.id.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn tail_follows_commits_and_resumes() {
+    let (dir, mut db) = sqlite("lab1");
+    let feed = Arc::new(Feed(tokio::sync::watch::channel(0).0));
+    let mut state = sqlite_state(dir.path()).with_feed(feed.clone());
+    // A long poll: rows must arrive because of the feed, not the poll.
+    state.poll = Duration::from_secs(30);
+    let srv = Server::start(state);
+    let path = "/api/v1/domains/lab1/streams/m_all/tail?fields=i32,u64&after=48";
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let t = db.find_table("m_all").unwrap();
+        for i in 51..=53 {
+            db.insert(&Row {
+                table: t,
+                sender: 1,
+                seq: i,
+                ts_client: i as f64,
+                ts_server: i as f64,
+                values: all_values(i),
+            })
+            .unwrap();
+        }
+        db.commit().unwrap();
+        feed.0.send_modify(|n| *n += 1);
+        db
+    });
+    let (ev, _conn) = events(&srv, path, &[], |ev| ids(ev).len() >= 5);
+    assert_eq!(ids(&ev), [49, 50, 51, 52, 53]);
+    let row: serde_json::Value = serde_json::from_str(&ev[0].data).unwrap();
+    assert_eq!(row, serde_json::json!({"i32": 49, "u64": 49}));
+    let _db = writer.join().unwrap();
+    // Resume after 51 (what a browser's EventSource sends on reconnect).
+    let (ev, _conn) = events(
+        &srv,
+        "/api/v1/domains/lab1/streams/m_all/tail",
+        &[("Last-Event-ID", "51")],
+        |ev| ids(ev).len() >= 2,
+    );
+    assert_eq!(ids(&ev), [52, 53]);
+}
+
+#[test]
+fn a_client_far_behind_is_closed_with_lagged() {
+    let (dir, _db) = sqlite("lab1");
+    let mut state = sqlite_state(dir.path());
+    state.max_lag = 100;
+    let srv = Server::start(state);
+    let (ev, _) = events(
+        &srv,
+        "/api/v1/domains/lab1/streams/m_wave/tail?after=0",
+        &[],
+        |ev| ev.last().is_some_and(|e| e.event == "lagged"),
+    );
+    let last = ev.last().unwrap();
+    let data: serde_json::Value = serde_json::from_str(&last.data).unwrap();
+    assert_eq!(data["code"], "lagged");
+    assert_eq!(data["resume_after"], 1000);
+    assert_eq!(ids(&ev).len(), 1000);
+}
+
+#[test]
+fn tail_errors_come_before_the_stream() {
+    let (dir, _db) = sqlite("lab1");
+    let srv = Server::start(sqlite_state(dir.path()));
+    let (s, v) = srv.json("/api/v1/domains/lab1/streams/nope/tail");
+    assert_eq!(s, 404);
+    assert_eq!(v["error"]["code"], "unknown_stream");
+    let (s, v) = srv.json("/api/v1/domains/lab1/streams/m_all/tail?where=zz=1");
+    assert_eq!(s, 404, "{v}");
+}
