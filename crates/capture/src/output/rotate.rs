@@ -137,6 +137,8 @@ pub struct RotatingWriter {
     closed: Vec<ClosedFile>,
     /// The quota stopped writing (logged once).
     stopped: bool,
+    /// Bytes written into files since start (headers and records).
+    written: u64,
 }
 
 fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> WriteError + 'a {
@@ -169,7 +171,13 @@ impl RotatingWriter {
             buf: Vec::with_capacity(FLUSH_AT * 2),
             closed: Vec::new(),
             stopped: false,
+            written: 0,
         })
+    }
+
+    /// Bytes written into files since start (headers and records).
+    pub fn bytes_written(&self) -> u64 {
+        self.written
     }
 
     /// The settings.
@@ -196,6 +204,7 @@ impl RotatingWriter {
         let header = self.cfg.format.header(self.cfg.snaplen, &self.cfg.interface);
         file.write_all(&header).map_err(io("write", &path))?;
         self.on_disk += header.len() as u64;
+        self.written += header.len() as u64;
         self.current = Some(Current {
             file,
             path,
@@ -320,6 +329,7 @@ impl RotatingWriter {
             c.last_ns = ts_ns;
         }
         self.on_disk += rec;
+        self.written += rec;
         if self.buf.len() >= FLUSH_AT {
             self.flush()?;
         }

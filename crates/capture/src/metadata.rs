@@ -1,0 +1,128 @@
+//! Per-output-file metadata documents (JSON, and XML as GIMS wrote it),
+//! written next to each closed file as `<file>.json` and `<file>.xml`.
+//! They never contain key material: only the key's name.
+
+use crate::config::SessionConfig;
+use crate::counters::Counters;
+use crate::output::ClosedFile;
+use serde::Serialize;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The metadata of one closed packet file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileMetadata {
+    /// Session name.
+    pub session: String,
+    /// File name (no directory).
+    pub file: String,
+    /// Sequence number of the file in the session.
+    pub sequence: u64,
+    /// Interface or input file the packets came from.
+    pub source: String,
+    /// The libpcap filter expression actually compiled.
+    pub filter: String,
+    /// Sampling, as configured.
+    pub sampling: serde_json::Value,
+    /// Anonymisation policy: "none" or "crypto-pan" with the fields and key name.
+    pub anonymization: String,
+    /// First packet (RFC 3339 UTC).
+    pub start: String,
+    /// Last packet (RFC 3339 UTC).
+    pub end: String,
+    /// Packet records in the file.
+    pub packets: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Session packets dropped by us so far.
+    pub dropped_by_us: u64,
+    /// Kernel drops of the source so far.
+    pub kernel_drops: u64,
+    /// The whole session configuration (contains only the key's name).
+    pub config: serde_json::Value,
+}
+
+impl FileMetadata {
+    /// Metadata of `f` for session `cfg`.
+    pub fn new(cfg: &SessionConfig, filter: &str, source: &str, f: &ClosedFile, c: &Counters) -> FileMetadata {
+        FileMetadata {
+            session: cfg.name.clone(),
+            file: f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            sequence: f.seq,
+            source: source.to_string(),
+            filter: filter.to_string(),
+            sampling: serde_json::to_value(cfg.sampling).unwrap_or_default(),
+            anonymization: match &cfg.anonymization {
+                None => "none".into(),
+                Some(a) => format!("crypto-pan fields={} key={}", serde_json::to_value(a.fields).unwrap_or_default().as_str().unwrap_or("?"), a.key),
+            },
+            start: crate::timefmt::rfc3339(f.first_ns),
+            end: crate::timefmt::rfc3339(f.last_ns),
+            packets: f.packets,
+            bytes: f.bytes,
+            dropped_by_us: c.dropped_by_us,
+            kernel_drops: c.kernel_drops,
+            config: serde_json::to_value(cfg).unwrap_or_default(),
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The XML document.
+    pub fn to_xml(&self) -> String {
+        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<capture_file>\n");
+        let mut el = |k: &str, v: &str| x.push_str(&format!("  <{k}>{}</{k}>\n", escape(v)));
+        el("session", &self.session);
+        el("file", &self.file);
+        el("sequence", &self.sequence.to_string());
+        el("source", &self.source);
+        el("filter", &self.filter);
+        el("sampling", &self.sampling.to_string());
+        el("anonymization", &self.anonymization);
+        el("start", &self.start);
+        el("end", &self.end);
+        el("packets", &self.packets.to_string());
+        el("bytes", &self.bytes.to_string());
+        el("dropped_by_us", &self.dropped_by_us.to_string());
+        el("kernel_drops", &self.kernel_drops.to_string());
+        el("config", &self.config.to_string());
+        x.push_str("</capture_file>\n");
+        x
+    }
+
+    /// Writes `<file>.json` and `<file>.xml` (mode 0600) beside `file`.
+    pub fn write_beside(&self, file: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for (ext, body) in [("json", self.to_json()), ("xml", self.to_xml())] {
+            let mut p = file.as_os_str().to_owned();
+            p.push(".");
+            p.push(ext);
+            let p = PathBuf::from(p);
+            let mut f = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&p)?;
+            f.write_all(body.as_bytes())?;
+            out.push(p);
+        }
+        Ok(out)
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push('\u{fffd}'),
+            c => o.push(c),
+        }
+    }
+    o
+}

@@ -1,0 +1,348 @@
+//! One capture session: filter → sample → cut → anonymise → flows → zero
+//! fields → files, with counters.
+//!
+//! Unselected fields are zeroed *after* anonymisation, so a zeroed address
+//! stays zero; flows are metered on the anonymised headers, so exported
+//! flow records never carry clear addresses when anonymisation is on.
+
+use crate::anon::{anonymize_frame, AddrFields};
+use crate::config::{OutputConfig, SessionConfig};
+use crate::counters::Counters;
+use crate::cryptopan::{CryptoPan, Key};
+use crate::cut::{Cutter, FieldSet};
+use crate::filter::{Filter, FilterError};
+use crate::flow::{FlowRecord, FlowTable};
+use crate::ipfix::{ExportError, Exporter};
+use crate::metadata::FileMetadata;
+use crate::output::{ClosedFile, RotatingWriter, WriteError, WriterConfig, Written};
+use crate::packet::Parsed;
+use crate::sample::Sampler;
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+
+/// A closed packet file with its metadata documents, for the archive uploader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedOutput {
+    /// Session name.
+    pub session: String,
+    /// The packet file.
+    pub file: ClosedFile,
+    /// The `.json` and `.xml` metadata files written beside it.
+    pub metadata: Vec<PathBuf>,
+}
+
+/// What the node provides to a session (resolved outside the config).
+#[derive(Debug, Clone)]
+pub struct SessionEnv {
+    /// Base directory; the session's files go into `data_dir/<name>/`.
+    pub data_dir: PathBuf,
+    /// Interface name or input file, recorded in pcapng and metadata.
+    pub source: String,
+    /// The anonymisation key named by the config (resolved by the node).
+    pub key: Option<Key>,
+    /// Receives every closed file (the archive uploader).
+    pub closed: Option<Sender<ClosedOutput>>,
+}
+
+/// Why a session could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The filter does not compile.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// Anonymisation configured but the node supplied no key.
+    #[error("session {session}: anonymisation key {key:?} not available")]
+    MissingKey {
+        /// Session name.
+        session: String,
+        /// Key name.
+        key: String,
+    },
+    /// A packet file failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// An IPFIX exporter failed.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// Writing a metadata document failed.
+    #[error("metadata for {path}: {source}")]
+    Metadata {
+        /// The packet file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// A flow table feeding one IPFIX exporter.
+struct FlowOutput {
+    table: FlowTable,
+    exporter: Exporter,
+}
+
+/// A running session.
+pub struct Session {
+    /// The validated configuration.
+    cfg: SessionConfig,
+    /// Compiled filter.
+    filter: Filter,
+    /// Sampling state.
+    sampler: Sampler,
+    /// Cut/zero stage.
+    cutter: Cutter,
+    /// Crypto-PAn state and the fields to rewrite.
+    anon: Option<(CryptoPan, AddrFields)>,
+    /// Packet file output.
+    writer: Option<RotatingWriter>,
+    /// IPFIX outputs.
+    flows: Vec<FlowOutput>,
+    /// Counters since start.
+    counters: Counters,
+    /// Work buffer for the cut frame.
+    scratch: Vec<u8>,
+    /// Source name for metadata.
+    source: String,
+    /// Closed-file hand-off.
+    closed_tx: Option<Sender<ClosedOutput>>,
+    /// Packet time when the next counter snapshot is due.
+    next_snapshot_ns: Option<u64>,
+    /// Errors already logged (one warning per kind, then counted).
+    warned: bool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("name", &self.cfg.name).field("counters", &self.counters).finish()
+    }
+}
+
+impl Session {
+    /// Validates `cfg` and builds the live stages (creates directories, opens exporters).
+    pub fn new(cfg: SessionConfig, env: &SessionEnv) -> Result<Session, SessionError> {
+        cfg.validate()?;
+        let filter = Filter::compile(&cfg.filter_expression()?)?;
+        let anon = match &cfg.anonymization {
+            None => None,
+            Some(a) => {
+                let key = env.key.as_ref().ok_or_else(|| SessionError::MissingKey {
+                    session: cfg.name.clone(),
+                    key: a.key.clone(),
+                })?;
+                Some((CryptoPan::new(key), a.fields))
+            }
+        };
+        let fields = match &cfg.fields {
+            None => FieldSet::ALL,
+            Some(f) => f.iter().copied().collect(),
+        };
+        let mut writer = None;
+        let mut flows = Vec::new();
+        for o in &cfg.outputs {
+            if let Some(format) = o.file_format() {
+                writer = Some(RotatingWriter::new(WriterConfig {
+                    dir: env.data_dir.join(&cfg.name),
+                    session: cfg.name.clone(),
+                    format,
+                    snaplen: cfg.snaplen,
+                    interface: env.source.clone(),
+                    rollover: cfg.rollover,
+                    quota: cfg.quota,
+                })?);
+            }
+            if let OutputConfig::Ipfix {
+                target,
+                flows: fc,
+                resolution,
+                domain,
+            } = o
+            {
+                flows.push(FlowOutput {
+                    table: FlowTable::new(*fc),
+                    exporter: Exporter::open(target, *domain, *resolution, fc.biflow)?,
+                });
+            }
+        }
+        Ok(Session {
+            sampler: Sampler::new(cfg.sampling),
+            cutter: Cutter {
+                snaplen: cfg.snaplen,
+                header_only: cfg.header_only,
+                fields,
+            },
+            filter,
+            anon,
+            writer,
+            flows,
+            counters: Counters::default(),
+            scratch: Vec::with_capacity(2048),
+            source: env.source.clone(),
+            closed_tx: env.closed.clone(),
+            next_snapshot_ns: None,
+            warned: false,
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.cfg
+    }
+
+    /// The compiled filter.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    /// Counters since start.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Sets the kernel drop counter of the shared source.
+    pub fn set_kernel_drops(&mut self, n: u64) {
+        self.counters.kernel_drops = n;
+    }
+
+    /// Returns a snapshot when a counter interval has elapsed at `now_ns`.
+    pub fn poll_counters(&mut self, now_ns: u64) -> Option<Counters> {
+        let step = self.cfg.counter_interval_s * 1_000_000_000;
+        let due = *self.next_snapshot_ns.get_or_insert(now_ns + step);
+        if now_ns >= due {
+            self.next_snapshot_ns = Some(due + step * ((now_ns - due) / step + 1));
+            Some(self.counters)
+        } else {
+            None
+        }
+    }
+
+    /// Runs a frame (captured bytes = wire bytes) through the session.
+    pub fn process(&mut self, ts_ns: u64, frame: &[u8]) {
+        self.process_with_len(ts_ns, frame, frame.len() as u32);
+    }
+
+    /// Runs a frame whose wire length may exceed the captured bytes.
+    pub fn process_with_len(&mut self, ts_ns: u64, frame: &[u8], wire_len: u32) {
+        self.count_seen();
+        if !self.filter.matches(frame, wire_len) {
+            return;
+        }
+        let p = Parsed::ethernet(frame);
+        self.process_matched(ts_ns, frame, wire_len, &p);
+    }
+
+    /// Counts a packet offered to the session (done by the demux for every packet).
+    pub fn count_seen(&mut self) {
+        self.counters.seen += 1;
+    }
+
+    /// Runs a frame that already passed this session's filter (the demux
+    /// evaluates shared filters once and calls [`Session::count_seen`]).
+    /// Counts `matched`.
+    pub fn process_matched(&mut self, ts_ns: u64, frame: &[u8], wire_len: u32, p: &Parsed) {
+        self.counters.matched += 1;
+        if !self.sampler.keep(p, frame) {
+            self.counters.sampled_out += 1;
+            return;
+        }
+        self.counters.stored += 1;
+        self.counters.bytes += u64::from(wire_len);
+        let n = self.cutter.keep_len(p, frame.len());
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&frame[..n]);
+        if let Some((cp, fields)) = &mut self.anon {
+            anonymize_frame(cp, *fields, p, &mut self.scratch);
+        }
+        for fo in &mut self.flows {
+            let expired = fo.table.observe(ts_ns, p, &self.scratch, wire_len);
+            if !expired.is_empty() {
+                let r = fo.exporter.export(ts_ns, &expired);
+                Self::after_export(&mut self.counters, &mut self.warned, &self.cfg.name, &expired, r);
+            }
+        }
+        self.cutter.zero_fields(p, &mut self.scratch);
+        if let Some(w) = &mut self.writer {
+            match w.write(ts_ns, &self.scratch, wire_len) {
+                Ok(Written::Stored) => {}
+                Ok(Written::QuotaFull) => self.counters.dropped_by_us += 1,
+                Err(e) => {
+                    self.counters.dropped_by_us += 1;
+                    if !self.warned {
+                        self.warned = true;
+                        tracing::warn!(session = %self.cfg.name, error = %e, "packet file write failed");
+                    }
+                }
+            }
+            self.counters.written = w.bytes_written();
+            self.hand_off_closed();
+        }
+    }
+
+    fn after_export(c: &mut Counters, warned: &mut bool, name: &str, recs: &[FlowRecord], r: Result<(), ExportError>) {
+        match r {
+            Ok(()) => c.flows_exported += recs.len() as u64,
+            Err(e) => {
+                if !*warned {
+                    *warned = true;
+                    tracing::warn!(session = %name, error = %e, "IPFIX export failed");
+                }
+            }
+        }
+    }
+
+    /// Periodic work without packets: idle flow expiry, time rollover.
+    pub fn tick(&mut self, now_ns: u64) -> Result<(), SessionError> {
+        for fo in &mut self.flows {
+            let expired = fo.table.expire(now_ns);
+            fo.exporter.export(now_ns, &expired)?;
+            self.counters.flows_exported += expired.len() as u64;
+        }
+        if let Some(w) = &mut self.writer {
+            w.tick(now_ns)?;
+        }
+        self.hand_off_closed();
+        Ok(())
+    }
+
+    fn hand_off_closed(&mut self) {
+        let Some(w) = &mut self.writer else { return };
+        let closed = w.take_closed();
+        for f in closed {
+            let filter = self.filter.expression().to_string();
+            let md = FileMetadata::new(&self.cfg, &filter, &self.source, &f, &self.counters);
+            let metadata = match md.write_beside(&f.path) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(session = %self.cfg.name, file = %f.path.display(), error = %e, "metadata write failed");
+                    Vec::new()
+                }
+            };
+            if let Some(tx) = &self.closed_tx {
+                let _ = tx.send(ClosedOutput {
+                    session: self.cfg.name.clone(),
+                    file: f,
+                    metadata,
+                });
+            }
+        }
+    }
+
+    /// Stops the session: exports every flow, closes files (metadata
+    /// written, files handed off) and returns the final counters.
+    pub fn stop(&mut self, now_ns: u64) -> Result<Counters, SessionError> {
+        for fo in &mut self.flows {
+            let all = fo.table.flush();
+            fo.exporter.export(now_ns, &all)?;
+            fo.exporter.flush()?;
+            self.counters.flows_exported += all.len() as u64;
+        }
+        if let Some(w) = &mut self.writer {
+            w.close()?;
+            self.counters.written = w.bytes_written();
+        }
+        self.hand_off_closed();
+        Ok(self.counters)
+    }
+}
