@@ -345,10 +345,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused() {
-        let e = parse(&format!(
-            r#"{{"state_dir":"/x","targets":{{}},"colour":1}}"#
-        ))
-        .unwrap_err();
+        let e = parse(r#"{"state_dir":"/x","targets":{},"colour":1}"#).unwrap_err();
         assert!(e.to_string().contains("colour"), "{e}");
         let sftp = SFTP.replace("\"user\"", "\"usr\":1,\"user\"");
         let e = parse(&format!(r#"{{"state_dir":"/x","targets":{{"a":{sftp}}}}}"#)).unwrap_err();
