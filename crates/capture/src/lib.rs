@@ -12,6 +12,7 @@ pub mod filter;
 pub mod flow;
 pub mod ipfix;
 pub mod metadata;
+pub mod offline;
 pub mod output;
 pub mod packet;
 pub mod policy;
