@@ -5,6 +5,10 @@
 //! are in range, no division by a constant zero); then [`Program::run`] never
 //! panics: a load outside the packet ends the program with 0 (reject), as in
 //! the kernel, and division by a zero X register returns 0.
+//!
+//! libpcap's own interpreter accepts backward unconditional jumps (its
+//! `protochain` code loops over IPv6 extension headers), so we do too; a
+//! step budget ([`MAX_STEPS`]) ends any loop with a reject.
 
 /// One cBPF instruction (`struct bpf_insn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +84,9 @@ const MSH: u16 = 0xa0;
 
 const SRC_X: u16 = 0x08;
 
+/// Instructions executed per packet before the program is stopped (reject).
+pub const MAX_STEPS: u32 = 1 << 16;
+
 /// A validated cBPF program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
@@ -120,7 +127,9 @@ impl Program {
             }
             if class == JMP {
                 let ok = if i.code & 0xf0 == 0 {
-                    (at as u64 + 1 + u64::from(i.k)) < n as u64
+                    // libpcap's `protochain` emits backward `ja` (negative k).
+                    let target = at as i64 + 1 + i64::from(i.k as i32);
+                    (0..n as i64).contains(&target)
                 } else {
                     at + 1 + usize::from(i.jt.max(i.jf)) < n
                 };
@@ -148,7 +157,12 @@ impl Program {
         let mut mem = [0u32; 16];
         let mut pc = 0usize;
         let insns = &self.insns;
+        let mut steps = 0u32;
         loop {
+            steps += 1;
+            if steps > MAX_STEPS {
+                return 0;
+            }
             // Validation guarantees pc stays in range and the last insn returns.
             let Some(i) = insns.get(pc) else { return 0 };
             pc += 1;
@@ -207,7 +221,7 @@ impl Program {
                     let v = if i.code & SRC_X != 0 { x } else { k };
                     let cond = match i.code & 0xf0 {
                         0x00 => {
-                            pc += k as usize;
+                            pc = (pc as i64 + i64::from(k as i32)) as usize;
                             continue;
                         }
                         0x10 => a == v,
@@ -289,6 +303,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(p.run(&[], 10), 29);
+    }
+
+    #[test]
+    fn backward_loop_is_stopped() {
+        let p = Program::new(vec![insn(0x05, 0, 0, u32::MAX), insn(0x06, 0, 0, 1)]).unwrap();
+        assert_eq!(p.run(&[], 0), 0);
+        assert!(Program::new(vec![insn(0x05, 0, 0, (-2i32) as u32), insn(0x06, 0, 0, 1)]).is_err());
     }
 
     proptest! {
