@@ -1,0 +1,151 @@
+//! Sessions and the demux through the public API.
+
+mod common;
+
+use capture::config::{ConfigError, SessionConfig};
+use capture::demux::Demux;
+use capture::policy::{NodePolicy, PolicyRefusal};
+use capture::session::{Session, SessionEnv, SessionError};
+use common::*;
+use std::io::Read;
+
+fn env(dir: &std::path::Path) -> SessionEnv {
+    SessionEnv {
+        data_dir: dir.to_path_buf(),
+        source: "test0".into(),
+        key: None,
+        closed: None,
+    }
+}
+
+#[test]
+fn demux_256_sessions_share_filters() {
+    let t = tempfile::tempdir().unwrap();
+    let filters = ["udp", "tcp", "host 10.0.0.3", ""];
+    let mut d = Demux::new();
+    for i in 0..256 {
+        let sampling = if i % 2 == 0 { r#"{"mode":"all"}"# } else { r#"{"mode":"one_in_n","n":4}"# };
+        let cfg = SessionConfig::from_json(&format!(
+            r#"{{"name":"s{i}","filter":"{}","sampling":{sampling},"outputs":[{{"type":"counters"}}]}}"#,
+            filters[i % 4]
+        ))
+        .unwrap();
+        d.add(Session::new(cfg, &env(t.path())).unwrap());
+    }
+    assert_eq!(d.filter_groups(), 4);
+    let mut n = 0u64;
+    for i in 0..100u8 {
+        let f = if i % 2 == 0 {
+            frame4([10, 0, 0, i % 5], [10, 0, 1, 1], 17, 1000, 53, 0, b"abc")
+        } else {
+            frame4([10, 0, 0, i % 5], [10, 0, 1, 1], 6, 1000, 80, 0x02, b"")
+        };
+        d.process(u64::from(i) * 1_000_000, &f, f.len() as u32);
+        n += 1;
+    }
+    let hosts3 = (0..100u8).filter(|i| i % 5 == 3).count() as u64;
+    for (i, s) in d.sessions().iter().enumerate() {
+        let c = s.counters();
+        assert_eq!(c.seen, n);
+        let matched = [50, 50, hosts3, 100][i % 4];
+        assert_eq!(c.matched, matched, "session {i}");
+        let stored = if i % 2 == 0 { matched } else { matched.div_ceil(4) };
+        assert_eq!(c.stored, stored, "session {i}");
+        assert_eq!(c.sampled_out, matched - stored);
+    }
+    d.set_kernel_drops(7);
+    let r = d.stop_all(200_000_000);
+    assert!(r.iter().all(|(_, c)| c.as_ref().unwrap().kernel_drops == 7));
+    assert!(d.remove("s3").is_some());
+    assert_eq!(d.sessions().len(), 255);
+}
+
+#[test]
+fn quota_stop_counts_drops_and_counters_poll() {
+    let t = tempfile::tempdir().unwrap();
+    let cfg = SessionConfig::from_json(
+        r#"{"name":"q","outputs":[{"type":"pcap"}],"quota":{"bytes":2000,"policy":"stop"},"counter_interval_s":1}"#,
+    )
+    .unwrap();
+    let mut s = Session::new(cfg, &env(t.path())).unwrap();
+    let f = frame4([10, 0, 0, 1], [10, 0, 0, 2], 17, 1, 2, 0, &[0u8; 100]);
+    let mut snaps = 0;
+    for i in 0..50u64 {
+        s.process(i * 100_000_000, &f);
+        snaps += usize::from(s.poll_counters(i * 100_000_000).is_some());
+    }
+    assert_eq!(snaps, 4, "one snapshot per second of packet time");
+    let c = s.stop(5_000_000_000).unwrap();
+    assert_eq!(c.stored, 50);
+    assert!(c.dropped_by_us > 0);
+    assert!(c.written <= 2000);
+    assert_eq!(c.written, std::fs::read_dir(t.path().join("q")).unwrap().filter_map(|e| {
+        let p = e.unwrap().path();
+        (p.extension().unwrap() == "pcap").then(|| std::fs::metadata(p).unwrap().len())
+    }).sum::<u64>());
+}
+
+#[test]
+fn ipfix_over_tcp_sequence_numbers() {
+    let t = tempfile::tempdir().unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut b = Vec::new();
+        c.read_to_end(&mut b).unwrap();
+        b
+    });
+    let cfg = SessionConfig::from_json(&format!(
+        r#"{{"name":"tcp","outputs":[{{"type":"ipfix","target":{{"transport":"tcp","collector":"{addr}"}},"domain":9,
+            "flows":{{"idle_timeout_s":1,"active_timeout_s":5,"biflow":true}}}}]}}"#
+    ))
+    .unwrap();
+    let mut s = Session::new(cfg, &env(t.path())).unwrap();
+    for i in 0..300u64 {
+        let port = (i % 30) as u16;
+        let f = if i % 3 == 0 {
+            frame4([10, 0, 0, 2], [10, 0, 0, 1], 17, 53, 1000 + port, 0, b"r")
+        } else {
+            frame4([10, 0, 0, 1], [10, 0, 0, 2], 17, 1000 + port, 53, 0, b"q")
+        };
+        s.process(1_000_000_000 + i * 50_000_000, &f);
+    }
+    let c = s.stop(100_000_000_000).unwrap();
+    drop(s);
+    let b = reader.join().unwrap();
+    let (mut at, mut seq, mut data_msgs) = (0usize, 0u32, 0);
+    while at < b.len() {
+        let len = u16::from_be_bytes([b[at + 2], b[at + 3]]) as usize;
+        assert_eq!(u32::from_be_bytes(b[at + 12..at + 16].try_into().unwrap()), 9);
+        assert_eq!(u32::from_be_bytes(b[at + 8..at + 12].try_into().unwrap()), seq);
+        let set = u16::from_be_bytes([b[at + 16], b[at + 17]]);
+        if set == 258 {
+            let set_len = u16::from_be_bytes([b[at + 18], b[at + 19]]) as usize;
+            // 66 bytes per IPv4 biflow record.
+            seq += ((set_len - 4) / 66) as u32;
+            data_msgs += 1;
+        }
+        at += len;
+    }
+    assert_eq!(u64::from(seq), c.flows_exported);
+    assert!(data_msgs > 0);
+}
+
+#[test]
+fn errors_and_policy() {
+    let e = SessionConfig::from_json(r#"{"name":"x","filter":"port 99999"}"#).unwrap_err();
+    assert!(matches!(e, ConfigError::Filter(_)), "{e}");
+    assert!(e.to_string().contains("port 99999"), "{e}");
+    let e = SessionConfig::from_json(r#"{"name":"x","snaplen":10}"#).unwrap_err();
+    assert!(e.to_string().contains("snaplen"), "{e}");
+    assert!(SessionConfig::from_json(r#"{"name":"x","bogus":1}"#).is_err());
+    assert!(SessionConfig::from_json(r#"{"name":"../x"}"#).is_err());
+    let t = tempfile::tempdir().unwrap();
+    let cfg = SessionConfig::from_json(r#"{"name":"k","anonymization":{"key":"site"}}"#).unwrap();
+    assert!(matches!(Session::new(cfg.clone(), &env(t.path())), Err(SessionError::MissingKey { .. })));
+    let policy: NodePolicy = serde_json::from_str(r#"{"anonymization_mandatory":true,"max_snaplen":96}"#).unwrap();
+    assert!(matches!(policy.check(&cfg), Err(PolicyRefusal::SnaplenTooLarge { .. })));
+    let ok = SessionConfig::from_toml("name = \"k\"\nsnaplen = 96\n[anonymization]\nkey = \"site\"\n").unwrap();
+    assert_eq!(policy.check(&ok), Ok(()));
+}
