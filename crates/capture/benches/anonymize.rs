@@ -9,6 +9,8 @@
 //! - `v4_uncached`: 32 AES blocks per address, no cache.
 //! - `v6_cached_prefix`: /64 cached, 64 AES blocks per address.
 
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
 use capture::cryptopan::{CryptoPan, Key};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;

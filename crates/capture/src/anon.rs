@@ -55,7 +55,8 @@ pub fn anonymize_frame(cp: &mut CryptoPan, fields: AddrFields, p: &Parsed, buf: 
         targets[1] = Some(l3.dst_offset());
     }
     // Checksum locations present in the captured data.
-    let ip_csum = (l3.version == IpVersion::V4 && buf.len() >= l3.offset + 12).then_some(l3.offset + 10);
+    let ip_csum =
+        (l3.version == IpVersion::V4 && buf.len() >= l3.offset + 12).then_some(l3.offset + 10);
     let l4_csum = p.l4.and_then(|l4| {
         let at = match l4.proto {
             PROTO_TCP => l4.offset + 16,

@@ -96,7 +96,9 @@ pub struct Program {
 
 fn known(code: u16) -> bool {
     match code & 0x07 {
-        LD => matches!(code & 0x18, W | H | B) && matches!(code & 0xe0, IMM | ABS | IND | MEM | LEN),
+        LD => {
+            matches!(code & 0x18, W | H | B) && matches!(code & 0xe0, IMM | ABS | IND | MEM | LEN)
+        }
         LDX => matches!(code & 0xe0, IMM | MEM | LEN) || code == LDX | B | MSH,
         ST | STX => code & 0xf8 == 0,
         ALU => code & 0xf0 <= 0xa0,
@@ -122,7 +124,11 @@ impl Program {
             if (mem || class == ST || class == STX) && i.k >= 16 {
                 return Err(ValidateError::BadMemIndex { k: i.k, at });
             }
-            if class == ALU && i.code & SRC_X == 0 && matches!(i.code & 0xf0, 0x30 | 0x90) && i.k == 0 {
+            if class == ALU
+                && i.code & SRC_X == 0
+                && matches!(i.code & 0xf0, 0x30 | 0x90)
+                && i.k == 0
+            {
                 return Err(ValidateError::DivByZero { at });
             }
             if class == JMP {
@@ -211,10 +217,8 @@ impl Program {
                         0x90 => a.checked_rem(v).unwrap_or(0),
                         _ => a ^ v,
                     };
-                    if i.code & 0xf0 == 0x30 || i.code & 0xf0 == 0x90 {
-                        if v == 0 {
-                            return 0;
-                        }
+                    if (i.code & 0xf0 == 0x30 || i.code & 0xf0 == 0x90) && v == 0 {
+                        return 0;
                     }
                 }
                 JMP => {

@@ -151,7 +151,8 @@ pub enum ConfigError {
 impl SessionConfig {
     /// Parses and validates JSON.
     pub fn from_json(s: &str) -> Result<SessionConfig, ConfigError> {
-        let c: SessionConfig = serde_json::from_str(s).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let c: SessionConfig =
+            serde_json::from_str(s).map_err(|e| ConfigError::Parse(e.to_string()))?;
         c.validate()?;
         Ok(c)
     }
@@ -172,8 +173,17 @@ impl SessionConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |field, reason: String| Err(ConfigError::Invalid { field, reason });
         let n = &self.name;
-        if n.is_empty() || n.len() > 64 || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)) || n.starts_with('.') {
-            return bad("name", format!("{n:?} must be 1-64 of [A-Za-z0-9_.-], not starting with '.'"));
+        if n.is_empty()
+            || n.len() > 64
+            || !n
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+            || n.starts_with('.')
+        {
+            return bad(
+                "name",
+                format!("{n:?} must be 1-64 of [A-Za-z0-9_.-], not starting with '.'"),
+            );
         }
         if self.snaplen < 14 || self.snaplen > 262_144 {
             return bad("snaplen", format!("{} not in 14..=262144", self.snaplen));
@@ -199,8 +209,17 @@ impl SessionConfig {
                 }
             }
         }
-        if self.outputs.iter().filter(|o| o.file_format().is_some()).count() > 1 {
-            return bad("outputs", "at most one pcap/pcapng output per session".into());
+        if self
+            .outputs
+            .iter()
+            .filter(|o| o.file_format().is_some())
+            .count()
+            > 1
+        {
+            return bad(
+                "outputs",
+                "at most one pcap/pcapng output per session".into(),
+            );
         }
         crate::filter::Filter::compile(&self.filter_expression()?)?;
         Ok(())

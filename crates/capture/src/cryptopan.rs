@@ -160,14 +160,18 @@ pub struct CryptoPan {
 
 impl std::fmt::Debug for CryptoPan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CryptoPan").field("key", &"<redacted>").finish()
+        f.debug_struct("CryptoPan")
+            .field("key", &"<redacted>")
+            .finish()
     }
 }
 
 impl CryptoPan {
     /// Builds the anonymiser for `key`.
     pub fn new(key: &Key) -> CryptoPan {
-        let aes = Aes128::new(&Array(<[u8; 16]>::try_from(&key.0[..16]).unwrap_or_default()));
+        let aes = Aes128::new(&Array(
+            <[u8; 16]>::try_from(&key.0[..16]).unwrap_or_default(),
+        ));
         let mut pad = Array(<[u8; 16]>::try_from(&key.0[16..]).unwrap_or_default());
         aes.encrypt_block(&mut pad);
         CryptoPan {

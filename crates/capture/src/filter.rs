@@ -155,7 +155,9 @@ impl Shortcuts {
             Some(ProtoShortcut::Tcp) => parts.push("tcp".into()),
             Some(ProtoShortcut::Udp) => parts.push("udp".into()),
             Some(ProtoShortcut::Icmp) => parts.push("(icmp or icmp6)".into()),
-            Some(ProtoShortcut::Number(n)) => parts.push(format!("(ip proto {n} or ip6 proto {n})")),
+            Some(ProtoShortcut::Number(n)) => {
+                parts.push(format!("(ip proto {n} or ip6 proto {n})"))
+            }
             None => {}
         }
         Ok(parts.join(" and "))
@@ -202,8 +204,11 @@ impl Filter {
             expression: expression.to_string(),
             message,
         };
-        let dead = pcap::Capture::dead(pcap::Linktype::ETHERNET).map_err(|e| syntax(e.to_string()))?;
-        let prog = dead.compile(expression, true).map_err(|e| syntax(e.to_string()))?;
+        let dead =
+            pcap::Capture::dead(pcap::Linktype::ETHERNET).map_err(|e| syntax(e.to_string()))?;
+        let prog = dead
+            .compile(expression, true)
+            .map_err(|e| syntax(e.to_string()))?;
         let mut insns = Vec::new();
         for i in prog.get_instructions() {
             // The pcap crate exposes instructions only through Display: "code jt jf k".
@@ -288,7 +293,10 @@ mod tests {
             s.to_expression().unwrap(),
             "vlan 7 and src net 10.1.0.0/16 and dst port 443 and tcp"
         );
-        assert_eq!(combine(&s, Some("len > 60")).unwrap().matches('(').count(), 1);
+        assert_eq!(
+            combine(&s, Some("len > 60")).unwrap().matches('(').count(),
+            1
+        );
         Filter::compile(&combine(&s, Some("len > 60")).unwrap()).unwrap();
         let bad = Shortcuts {
             host: Some("10.0.0.1; rm".into()),

@@ -169,11 +169,17 @@ impl FlowTable {
             self.last_scan_ns = ts_ns;
             out = self.expire(ts_ns);
         }
-        let Some(key) = FlowKey::of(p, f) else { return out };
+        let Some(key) = FlowKey::of(p, f) else {
+            return out;
+        };
         let Some(l3) = p.l3 else { return out };
         let octets = match l3.version {
-            IpVersion::V4 => f.get(l3.offset + 2..l3.offset + 4).map(|b| u64::from(u16::from_be_bytes([b[0], b[1]]))),
-            IpVersion::V6 => f.get(l3.offset + 4..l3.offset + 6).map(|b| u64::from(u16::from_be_bytes([b[0], b[1]])) + 40),
+            IpVersion::V4 => f
+                .get(l3.offset + 2..l3.offset + 4)
+                .map(|b| u64::from(u16::from_be_bytes([b[0], b[1]]))),
+            IpVersion::V6 => f
+                .get(l3.offset + 4..l3.offset + 6)
+                .map(|b| u64::from(u16::from_be_bytes([b[0], b[1]])) + 40),
         }
         .unwrap_or_else(|| u64::from(wire_len).saturating_sub(l3.offset as u64));
         let flags = p.tcp_flags(f);
@@ -218,7 +224,10 @@ impl FlowTable {
             } else {
                 return true;
             };
-            out.push(FlowRecord { end_reason: reason, ..*r });
+            out.push(FlowRecord {
+                end_reason: reason,
+                ..*r
+            });
             false
         });
         out.sort_by_key(|r| r.start_ns);
@@ -263,7 +272,10 @@ mod tests {
             assert_eq!(e.len(), if biflow { 1 } else { 2 });
             assert_eq!(e[0].end_reason, EndReason::Idle);
             if biflow {
-                assert_eq!((e[0].packets, e[0].octets, e[0].rev_packets, e[0].rev_octets), (1, 29, 1, 34));
+                assert_eq!(
+                    (e[0].packets, e[0].octets, e[0].rev_packets, e[0].rev_octets),
+                    (1, 29, 1, 34)
+                );
             }
             for i in 11..50 {
                 t.observe(i * NS, &pa, &a, a.len() as u32);

@@ -46,17 +46,34 @@ pub struct FileMetadata {
 
 impl FileMetadata {
     /// Metadata of `f` for session `cfg`.
-    pub fn new(cfg: &SessionConfig, filter: &str, source: &str, f: &ClosedFile, c: &Counters) -> FileMetadata {
+    pub fn new(
+        cfg: &SessionConfig,
+        filter: &str,
+        source: &str,
+        f: &ClosedFile,
+        c: &Counters,
+    ) -> FileMetadata {
         FileMetadata {
             session: cfg.name.clone(),
-            file: f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            file: f
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             sequence: f.seq,
             source: source.to_string(),
             filter: filter.to_string(),
             sampling: serde_json::to_value(cfg.sampling).unwrap_or_default(),
             anonymization: match &cfg.anonymization {
                 None => "none".into(),
-                Some(a) => format!("crypto-pan fields={} key={}", serde_json::to_value(a.fields).unwrap_or_default().as_str().unwrap_or("?"), a.key),
+                Some(a) => format!(
+                    "crypto-pan fields={} key={}",
+                    serde_json::to_value(a.fields)
+                        .unwrap_or_default()
+                        .as_str()
+                        .unwrap_or("?"),
+                    a.key
+                ),
             },
             start: crate::timefmt::rfc3339(f.first_ns),
             end: crate::timefmt::rfc3339(f.last_ns),
@@ -103,7 +120,12 @@ impl FileMetadata {
             p.push(".");
             p.push(ext);
             let p = PathBuf::from(p);
-            let mut f = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&p)?;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&p)?;
             f.write_all(body.as_bytes())?;
             out.push(p);
         }

@@ -53,12 +53,17 @@ pub struct RunSummary {
 
 /// Runs `sessions` over the capture file at `path`; every session is
 /// stopped at the time of the last packet (flows flushed, files closed).
-pub fn run_file(path: &Path, sessions: Vec<SessionConfig>, env: &SessionEnv) -> Result<RunSummary, OfflineError> {
+pub fn run_file(
+    path: &Path,
+    sessions: Vec<SessionConfig>,
+    env: &SessionEnv,
+) -> Result<RunSummary, OfflineError> {
     let read = |e: pcap::Error| OfflineError::Read {
         path: path.display().to_string(),
         message: e.to_string(),
     };
-    let mut cap = pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano).map_err(read)?;
+    let mut cap =
+        pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano).map_err(read)?;
     let lt = cap.get_datalink();
     if lt != pcap::Linktype::ETHERNET {
         return Err(OfflineError::Linktype {
@@ -71,7 +76,10 @@ pub fn run_file(path: &Path, sessions: Vec<SessionConfig>, env: &SessionEnv) -> 
     env.source = path.display().to_string();
     for c in sessions {
         let name = c.name.clone();
-        let s = Session::new(c, &env).map_err(|source| OfflineError::Session { session: name, source })?;
+        let s = Session::new(c, &env).map_err(|source| OfflineError::Session {
+            session: name,
+            source,
+        })?;
         demux.add(s);
     }
     let mut sum = RunSummary {
@@ -89,7 +97,9 @@ pub fn run_file(path: &Path, sessions: Vec<SessionConfig>, env: &SessionEnv) -> 
         };
         let h = pkt.header;
         // With nanosecond precision libpcap puts nanoseconds in tv_usec.
-        let ts = (h.ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(h.ts.tv_usec as u64);
+        let ts = (h.ts.tv_sec as u64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(h.ts.tv_usec as u64);
         if sum.packets == 0 {
             sum.first_ns = ts;
         }

@@ -67,7 +67,12 @@ impl NodePolicy {
         if self.header_only_forced && !c.header_only {
             return Err(PolicyRefusal::HeaderOnlyRequired { session });
         }
-        if self.anonymization_mandatory && !c.anonymization.as_ref().is_some_and(|a| a.fields == AddrFields::Both) {
+        if self.anonymization_mandatory
+            && !c
+                .anonymization
+                .as_ref()
+                .is_some_and(|a| a.fields == AddrFields::Both)
+        {
             return Err(PolicyRefusal::AnonymizationRequired { session });
         }
         if let Some(max) = self.max_snaplen {
@@ -104,20 +109,39 @@ mod tests {
             max_snaplen: Some(128),
             allowed_interfaces: Some(vec!["eth1".into()]),
         };
-        let mut c = SessionConfig::from_json(r#"{"name":"a","snaplen":96,"interface":"eth1"}"#).unwrap();
-        assert!(matches!(p.check(&c), Err(PolicyRefusal::HeaderOnlyRequired { .. })));
+        let mut c =
+            SessionConfig::from_json(r#"{"name":"a","snaplen":96,"interface":"eth1"}"#).unwrap();
+        assert!(matches!(
+            p.check(&c),
+            Err(PolicyRefusal::HeaderOnlyRequired { .. })
+        ));
         c.header_only = true;
-        assert!(matches!(p.check(&c), Err(PolicyRefusal::AnonymizationRequired { .. })));
-        c.anonymization = Some(crate::config::AnonConfig { fields: AddrFields::Src, key: "k".into() });
-        assert!(matches!(p.check(&c), Err(PolicyRefusal::AnonymizationRequired { .. })));
+        assert!(matches!(
+            p.check(&c),
+            Err(PolicyRefusal::AnonymizationRequired { .. })
+        ));
+        c.anonymization = Some(crate::config::AnonConfig {
+            fields: AddrFields::Src,
+            key: "k".into(),
+        });
+        assert!(matches!(
+            p.check(&c),
+            Err(PolicyRefusal::AnonymizationRequired { .. })
+        ));
         c.anonymization.as_mut().unwrap().fields = AddrFields::Both;
         assert_eq!(p.check(&c), Ok(()));
         c.snaplen = 1500;
         let e = p.check(&c).unwrap_err();
-        assert!(e.to_string().contains("exceeds this node's maximum 128"), "{e}");
+        assert!(
+            e.to_string().contains("exceeds this node's maximum 128"),
+            "{e}"
+        );
         assert_eq!(c.snaplen, 1500, "the request is not modified");
         c.snaplen = 64;
         c.interface = Some("eth0".into());
-        assert!(matches!(p.check(&c), Err(PolicyRefusal::InterfaceNotAllowed { .. })));
+        assert!(matches!(
+            p.check(&c),
+            Err(PolicyRefusal::InterfaceNotAllowed { .. })
+        ));
     }
 }

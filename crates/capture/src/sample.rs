@@ -41,7 +41,9 @@ impl Sampling {
     pub fn validate(&self) -> Result<(), String> {
         match *self {
             Sampling::OneInN { n: 0 } => Err("one_in_n: n must be >= 1".into()),
-            Sampling::Probability { p, .. } | Sampling::Flow { p, .. } if !(0.0..=1.0).contains(&p) => {
+            Sampling::Probability { p, .. } | Sampling::Flow { p, .. }
+                if !(0.0..=1.0).contains(&p) =>
+            {
                 Err(format!("sampling probability {p} not in [0, 1]"))
             }
             _ => Ok(()),
@@ -124,7 +126,8 @@ impl Sampler {
             Sampling::Flow { seed, .. } => {
                 let mut key = [0u8; 37];
                 let n = canonical_tuple(p, frame, &mut key);
-                let mut h = SipHasher13::new_with_keys(seed, seed.rotate_left(32) ^ 0x5347_5f46_4c4f_5753);
+                let mut h =
+                    SipHasher13::new_with_keys(seed, seed.rotate_left(32) ^ 0x5347_5f46_4c4f_5753);
                 h.write(&key[..n]);
                 self.threshold == u64::MAX || h.finish() < self.threshold
             }
@@ -153,8 +156,20 @@ mod tests {
         let mut s = Sampler::new(Sampling::Flow { p: 0.5, seed: 42 });
         let mut kept = 0;
         for i in 0..2000u16 {
-            let a = udp4([10, 0, (i >> 8) as u8, i as u8], [10, 9, 9, 9], 1000 + i, 53, b"");
-            let b = udp4([10, 9, 9, 9], [10, 0, (i >> 8) as u8, i as u8], 53, 1000 + i, b"");
+            let a = udp4(
+                [10, 0, (i >> 8) as u8, i as u8],
+                [10, 9, 9, 9],
+                1000 + i,
+                53,
+                b"",
+            );
+            let b = udp4(
+                [10, 9, 9, 9],
+                [10, 0, (i >> 8) as u8, i as u8],
+                53,
+                1000 + i,
+                b"",
+            );
             let (pa, pb) = (Parsed::ethernet(&a), Parsed::ethernet(&b));
             let ka = s.keep(&pa, &a);
             assert_eq!(ka, s.keep(&pb, &b));

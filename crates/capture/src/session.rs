@@ -115,7 +115,10 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("name", &self.cfg.name).field("counters", &self.counters).finish()
+        f.debug_struct("Session")
+            .field("name", &self.cfg.name)
+            .field("counters", &self.counters)
+            .finish()
     }
 }
 
@@ -259,7 +262,13 @@ impl Session {
             let expired = fo.table.observe(ts_ns, p, &self.scratch, wire_len);
             if !expired.is_empty() {
                 let r = fo.exporter.export(ts_ns, &expired);
-                Self::after_export(&mut self.counters, &mut self.warned, &self.cfg.name, &expired, r);
+                Self::after_export(
+                    &mut self.counters,
+                    &mut self.warned,
+                    &self.cfg.name,
+                    &expired,
+                    r,
+                );
             }
         }
         self.cutter.zero_fields(p, &mut self.scratch);
@@ -280,7 +289,13 @@ impl Session {
         }
     }
 
-    fn after_export(c: &mut Counters, warned: &mut bool, name: &str, recs: &[FlowRecord], r: Result<(), ExportError>) {
+    fn after_export(
+        c: &mut Counters,
+        warned: &mut bool,
+        name: &str,
+        recs: &[FlowRecord],
+        r: Result<(), ExportError>,
+    ) {
         match r {
             Ok(()) => c.flows_exported += recs.len() as u64,
             Err(e) => {

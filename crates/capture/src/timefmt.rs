@@ -20,7 +20,12 @@ pub fn compact(ts_ns: u64) -> String {
     let s = (ts_ns / 1_000_000_000) as i64;
     let (y, m, d) = civil(s.div_euclid(86_400));
     let t = s.rem_euclid(86_400);
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", t / 3600, t / 60 % 60, t % 60)
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
 }
 
 /// RFC 3339 with nanoseconds, UTC.

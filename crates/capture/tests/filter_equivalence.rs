@@ -34,13 +34,52 @@ const EXPRESSIONS: &[&str] = &[
 ];
 
 fn frames() -> impl Strategy<Value = Vec<u8>> {
-    (0u8..6, any::<[u8; 4]>(), any::<u16>(), 0usize..120, any::<u8>(), 0usize..90, any::<Vec<(usize, u8)>>())
+    (
+        0u8..6,
+        any::<[u8; 4]>(),
+        any::<u16>(),
+        0usize..120,
+        any::<u8>(),
+        0usize..90,
+        any::<Vec<(usize, u8)>>(),
+    )
         .prop_map(|(kind, addr, port, plen, flags, cut, edits)| {
             let a = [10, 0, 0, addr[3] % 8];
             let mut f = match kind {
-                0 => frame4(a, [10, 0, 0, 7], 17, 1000 + port % 30, 53, 0, &vec![b'x'; plen]),
+                0 => frame4(
+                    a,
+                    [10, 0, 0, 7],
+                    17,
+                    1000 + port % 30,
+                    53,
+                    0,
+                    &vec![b'x'; plen],
+                ),
                 1 => frame4([192, 0, 2, 1], a, 6, port, 22, flags, &vec![0; plen]),
-                2 => frame6([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, addr[0] % 8], [0; 16], port, 53, &vec![1; plen]),
+                2 => frame6(
+                    [
+                        0x20,
+                        1,
+                        0xd,
+                        0xb8,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        addr[0] % 8,
+                    ],
+                    [0; 16],
+                    port,
+                    53,
+                    &vec![1; plen],
+                ),
                 3 => {
                     let mut f = frame4(a, [224, 0, 0, 1], 17, port, 1010, 0, &[0x78; 8]);
                     f.splice(12..12, [0x81, 0, 0, addr[1] % 50]);
@@ -66,7 +105,10 @@ fn frames() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn libpcap(expr: &str) -> pcap::BpfProgram {
-    pcap::Capture::dead(pcap::Linktype::ETHERNET).unwrap().compile(expr, true).unwrap()
+    pcap::Capture::dead(pcap::Linktype::ETHERNET)
+        .unwrap()
+        .compile(expr, true)
+        .unwrap()
 }
 
 proptest! {
@@ -91,4 +133,3 @@ fn every_expression_compiles_and_some_match() {
     let a = frame4([10, 0, 0, 1], [10, 0, 0, 7], 17, 1000, 53, 0, b"");
     assert!(f.matches(&a, a.len() as u32));
 }
-

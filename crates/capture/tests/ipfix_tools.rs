@@ -19,7 +19,11 @@ impl Drop for Kill {
 }
 
 fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// 40 flows (IPv4 UDP and TCP, a few IPv6) over 25 s of packet time.
@@ -32,9 +36,31 @@ fn traffic() -> (Vec<(u64, Vec<u8>)>, u64, u64) {
         let ts = t0 + i * 62_500_000;
         let payload = vec![b'x'; (i % 50) as usize];
         let f = match flow % 4 {
-            0 => frame6([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, flow], [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 1000 + u16::from(flow), 53, &payload),
-            1 => frame4([10, 0, 0, flow], [10, 0, 1, 1], 6, 40000 + u16::from(flow), 80, 0x18, &payload),
-            _ => frame4([10, 0, 0, flow], [10, 0, 1, 1], 17, 1000 + u16::from(flow), 53, 0, &payload),
+            0 => frame6(
+                [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, flow],
+                [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                1000 + u16::from(flow),
+                53,
+                &payload,
+            ),
+            1 => frame4(
+                [10, 0, 0, flow],
+                [10, 0, 1, 1],
+                6,
+                40000 + u16::from(flow),
+                80,
+                0x18,
+                &payload,
+            ),
+            _ => frame4(
+                [10, 0, 0, flow],
+                [10, 0, 1, 1],
+                17,
+                1000 + u16::from(flow),
+                53,
+                0,
+                &payload,
+            ),
         };
         // IP length: frame minus the 14-byte Ethernet header.
         bytes += (f.len() - 14) as u64;
@@ -57,7 +83,16 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
     let flowdir = t.path().join("flows");
     std::fs::create_dir(&flowdir).unwrap();
     let child = Command::new("nfcapd")
-        .args(["-b", "127.0.0.1", "-p", &port.to_string(), "-w", flowdir.to_str().unwrap(), "-t", "3600"])
+        .args([
+            "-b",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-w",
+            flowdir.to_str().unwrap(),
+            "-t",
+            "3600",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -69,13 +104,21 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
             "flows":{{"idle_timeout_s":2,"active_timeout_s":10}}}}]}}"#
     ))
     .unwrap();
-    let env = SessionEnv { data_dir: t.path().join("out"), source: String::new(), key: None, closed: None };
+    let env = SessionEnv {
+        data_dir: t.path().join("out"),
+        source: String::new(),
+        key: None,
+        closed: None,
+    };
     let sum = run_file(&input, vec![cfg], &env).unwrap();
     let exported = sum.sessions[0].1.flows_exported;
     assert!(exported > 40, "active timeouts split flows: {exported}");
     std::thread::sleep(Duration::from_millis(500));
     // SIGTERM: nfcapd flushes and closes its file.
-    Command::new("kill").args(["-TERM", &nfcapd.0.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &nfcapd.0.id().to_string()])
+        .status()
+        .unwrap();
     let _ = nfcapd.0.wait();
     let stat = run("nfdump", &["-R", flowdir.to_str().unwrap(), "-I"]);
     let field = |name: &str| -> u64 {
@@ -108,7 +151,12 @@ fn tshark_decodes_ipfix_without_expert_errors() {
             ipfix.display()
         ))
         .unwrap();
-        let env = SessionEnv { data_dir: t.path().join("out"), source: String::new(), key: None, closed: None };
+        let env = SessionEnv {
+            data_dir: t.path().join("out"),
+            source: String::new(),
+            key: None,
+            closed: None,
+        };
         let sum = run_file(&input, vec![cfg], &env).unwrap();
         let exported = sum.sessions[0].1.flows_exported;
         // Wrap every message of the IPFIX file into a UDP datagram to port 4739.
@@ -118,27 +166,82 @@ fn tshark_decodes_ipfix_without_expert_errors() {
         while at < data.len() {
             let len = u16::from_be_bytes([data[at + 2], data[at + 3]]) as usize;
             assert_eq!(u16::from_be_bytes([data[at], data[at + 1]]), 10);
-            udp.push((1_700_000_100_000_000_000 + at as u64, frame4([127, 0, 0, 1], [127, 0, 0, 1], 17, 40000, 4739, 0, &data[at..at + len])));
+            udp.push((
+                1_700_000_100_000_000_000 + at as u64,
+                frame4(
+                    [127, 0, 0, 1],
+                    [127, 0, 0, 1],
+                    17,
+                    40000,
+                    4739,
+                    0,
+                    &data[at..at + len],
+                ),
+            ));
             at += len;
         }
         assert_eq!(at, data.len());
         let cap = t.path().join("ipfix.pcap");
         write_pcap(&cap, &udp);
-        let expert = run("tshark", &["-r", cap.to_str().unwrap(), "-d", "udp.port==4739,cflow", "-q", "-z", "expert"]);
+        let expert = run(
+            "tshark",
+            &[
+                "-r",
+                cap.to_str().unwrap(),
+                "-d",
+                "udp.port==4739,cflow",
+                "-q",
+                "-z",
+                "expert",
+            ],
+        );
         for bad in ["Errors (", "Warns ("] {
             assert!(!expert.contains(bad), "biflow={biflow}: {expert}");
         }
-        let recs = run("tshark", &["-r", cap.to_str().unwrap(), "-d", "udp.port==4739,cflow", "-T", "fields", "-e", "cflow.packets", "-e", "cflow.octets"]);
+        let recs = run(
+            "tshark",
+            &[
+                "-r",
+                cap.to_str().unwrap(),
+                "-d",
+                "udp.port==4739,cflow",
+                "-T",
+                "fields",
+                "-e",
+                "cflow.packets",
+                "-e",
+                "cflow.octets",
+            ],
+        );
         let mut n = 0u64;
         for l in recs.lines() {
-            n += l.split('\t').next().unwrap().split(',').filter(|s| !s.is_empty()).count() as u64;
+            n += l
+                .split('\t')
+                .next()
+                .unwrap()
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .count() as u64;
         }
         // tshark shows reverse counters under the same field name.
         if biflow {
             n /= 2;
         }
-        assert_eq!(n, exported, "tshark sees every data record (biflow={biflow}):\n{recs}");
-        let malformed = run("tshark", &["-r", cap.to_str().unwrap(), "-d", "udp.port==4739,cflow", "-Y", "_ws.malformed || _ws.expert.severity >= \"warning\""]);
+        assert_eq!(
+            n, exported,
+            "tshark sees every data record (biflow={biflow}):\n{recs}"
+        );
+        let malformed = run(
+            "tshark",
+            &[
+                "-r",
+                cap.to_str().unwrap(),
+                "-d",
+                "udp.port==4739,cflow",
+                "-Y",
+                "_ws.malformed || _ws.expert.severity >= \"warning\"",
+            ],
+        );
         assert!(malformed.trim().is_empty(), "{malformed}");
     }
 }

@@ -24,7 +24,11 @@ fn demux_256_sessions_share_filters() {
     let filters = ["udp", "tcp", "host 10.0.0.3", ""];
     let mut d = Demux::new();
     for i in 0..256 {
-        let sampling = if i % 2 == 0 { r#"{"mode":"all"}"# } else { r#"{"mode":"one_in_n","n":4}"# };
+        let sampling = if i % 2 == 0 {
+            r#"{"mode":"all"}"#
+        } else {
+            r#"{"mode":"one_in_n","n":4}"#
+        };
         let cfg = SessionConfig::from_json(&format!(
             r#"{{"name":"s{i}","filter":"{}","sampling":{sampling},"outputs":[{{"type":"counters"}}]}}"#,
             filters[i % 4]
@@ -49,7 +53,11 @@ fn demux_256_sessions_share_filters() {
         assert_eq!(c.seen, n);
         let matched = [50, 50, hosts3, 100][i % 4];
         assert_eq!(c.matched, matched, "session {i}");
-        let stored = if i % 2 == 0 { matched } else { matched.div_ceil(4) };
+        let stored = if i % 2 == 0 {
+            matched
+        } else {
+            matched.div_ceil(4)
+        };
         assert_eq!(c.stored, stored, "session {i}");
         assert_eq!(c.sampled_out, matched - stored);
     }
@@ -79,10 +87,16 @@ fn quota_stop_counts_drops_and_counters_poll() {
     assert_eq!(c.stored, 50);
     assert!(c.dropped_by_us > 0);
     assert!(c.written <= 2000);
-    assert_eq!(c.written, std::fs::read_dir(t.path().join("q")).unwrap().filter_map(|e| {
-        let p = e.unwrap().path();
-        (p.extension().unwrap() == "pcap").then(|| std::fs::metadata(p).unwrap().len())
-    }).sum::<u64>());
+    assert_eq!(
+        c.written,
+        std::fs::read_dir(t.path().join("q"))
+            .unwrap()
+            .filter_map(|e| {
+                let p = e.unwrap().path();
+                (p.extension().unwrap() == "pcap").then(|| std::fs::metadata(p).unwrap().len())
+            })
+            .sum::<u64>()
+    );
 }
 
 #[test]
@@ -117,8 +131,14 @@ fn ipfix_over_tcp_sequence_numbers() {
     let (mut at, mut seq, mut data_msgs) = (0usize, 0u32, 0);
     while at < b.len() {
         let len = u16::from_be_bytes([b[at + 2], b[at + 3]]) as usize;
-        assert_eq!(u32::from_be_bytes(b[at + 12..at + 16].try_into().unwrap()), 9);
-        assert_eq!(u32::from_be_bytes(b[at + 8..at + 12].try_into().unwrap()), seq);
+        assert_eq!(
+            u32::from_be_bytes(b[at + 12..at + 16].try_into().unwrap()),
+            9
+        );
+        assert_eq!(
+            u32::from_be_bytes(b[at + 8..at + 12].try_into().unwrap()),
+            seq
+        );
         let set = u16::from_be_bytes([b[at + 16], b[at + 17]]);
         if set == 258 {
             let set_len = u16::from_be_bytes([b[at + 18], b[at + 19]]) as usize;
@@ -143,9 +163,18 @@ fn errors_and_policy() {
     assert!(SessionConfig::from_json(r#"{"name":"../x"}"#).is_err());
     let t = tempfile::tempdir().unwrap();
     let cfg = SessionConfig::from_json(r#"{"name":"k","anonymization":{"key":"site"}}"#).unwrap();
-    assert!(matches!(Session::new(cfg.clone(), &env(t.path())), Err(SessionError::MissingKey { .. })));
-    let policy: NodePolicy = serde_json::from_str(r#"{"anonymization_mandatory":true,"max_snaplen":96}"#).unwrap();
-    assert!(matches!(policy.check(&cfg), Err(PolicyRefusal::SnaplenTooLarge { .. })));
-    let ok = SessionConfig::from_toml("name = \"k\"\nsnaplen = 96\n[anonymization]\nkey = \"site\"\n").unwrap();
+    assert!(matches!(
+        Session::new(cfg.clone(), &env(t.path())),
+        Err(SessionError::MissingKey { .. })
+    ));
+    let policy: NodePolicy =
+        serde_json::from_str(r#"{"anonymization_mandatory":true,"max_snaplen":96}"#).unwrap();
+    assert!(matches!(
+        policy.check(&cfg),
+        Err(PolicyRefusal::SnaplenTooLarge { .. })
+    ));
+    let ok =
+        SessionConfig::from_toml("name = \"k\"\nsnaplen = 96\n[anonymization]\nkey = \"site\"\n")
+            .unwrap();
     assert_eq!(policy.check(&ok), Ok(()));
 }

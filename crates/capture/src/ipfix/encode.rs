@@ -44,7 +44,14 @@ fn fields(v6: bool, biflow: bool, res: TimeResolution) -> Vec<FieldSpec> {
         TimeResolution::Milliseconds => (152, 153),
         TimeResolution::Nanoseconds => (156, 157),
     };
-    let mut f = vec![(start, 8, None), (end, 8, None), (1, 8, None), (2, 8, None), (7, 2, None), (11, 2, None)];
+    let mut f = vec![
+        (start, 8, None),
+        (end, 8, None),
+        (1, 8, None),
+        (2, 8, None),
+        (7, 2, None),
+        (11, 2, None),
+    ];
     if v6 {
         f.extend([(27, 16, None), (28, 16, None)]);
     } else {
@@ -52,7 +59,11 @@ fn fields(v6: bool, biflow: bool, res: TimeResolution) -> Vec<FieldSpec> {
     }
     f.extend([(4, 1, None), (6, 2, None), (136, 1, None)]);
     if biflow {
-        f.extend([(1, 8, Some(REVERSE_PEN)), (2, 8, Some(REVERSE_PEN)), (6, 2, Some(REVERSE_PEN))]);
+        f.extend([
+            (1, 8, Some(REVERSE_PEN)),
+            (2, 8, Some(REVERSE_PEN)),
+            (6, 2, Some(REVERSE_PEN)),
+        ]);
     }
     f
 }
@@ -193,7 +204,7 @@ impl Encoder {
             while i < rest.len() {
                 let r = rest[i];
                 let rl = record_len(r.key.v6, biflow);
-                let need_set = set_at.is_none_or(|(_, v6)| v6 != r.key.v6);
+                let need_set = !matches!(set_at, Some((_, v6)) if v6 == r.key.v6);
                 let need = rl + if need_set { 4 } else { 0 };
                 if m.len() + need > self.max_len && count > 0 {
                     break;

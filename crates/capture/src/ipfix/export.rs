@@ -89,7 +89,12 @@ pub struct Exporter {
 
 impl Exporter {
     /// Opens the target.
-    pub fn open(target: &IpfixTarget, domain: u32, resolution: TimeResolution, biflow: bool) -> Result<Exporter, ExportError> {
+    pub fn open(
+        target: &IpfixTarget,
+        domain: u32,
+        resolution: TimeResolution,
+        biflow: bool,
+    ) -> Result<Exporter, ExportError> {
         let text = match target {
             IpfixTarget::Udp { collector, .. } => format!("udp://{collector}"),
             IpfixTarget::Tcp { collector } => format!("tcp://{collector}"),

@@ -143,7 +143,8 @@ pub enum RepairError {
 }
 
 fn le32(b: &[u8], at: usize) -> Option<u32> {
-    b.get(at..at + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    b.get(at..at + 4)
+        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 /// Truncates a pcap/pcapng file left by a crash to its last complete record.
@@ -152,7 +153,11 @@ pub fn repair(path: &Path) -> Result<RepairReport, RepairError> {
         path: path.display().to_string(),
         source,
     };
-    let mut f = OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
     let mut b = Vec::new();
     f.read_to_end(&mut b).map_err(io)?;
     let not = || RepairError::NotCapture {

@@ -4,7 +4,9 @@ pub mod format;
 pub mod rotate;
 
 pub use format::{repair, FileFormat, RepairError, RepairReport};
-pub use rotate::{ClosedFile, Quota, QuotaPolicy, Rollover, RotatingWriter, WriteError, WriterConfig, Written};
+pub use rotate::{
+    ClosedFile, Quota, QuotaPolicy, Rollover, RotatingWriter, WriteError, WriterConfig, Written,
+};
 
 #[cfg(test)]
 mod tests {
@@ -33,7 +35,8 @@ mod tests {
             let mut w = RotatingWriter::new(cfg(t.path(), format)).unwrap();
             let frame = [0xabu8; 100];
             for i in 0..20u64 {
-                w.write(1_700_000_000_000_000_000 + i * 1_000_000_000, &frame, 100).unwrap();
+                w.write(1_700_000_000_000_000_000 + i * 1_000_000_000, &frame, 100)
+                    .unwrap();
             }
             w.close().unwrap();
             let closed = w.take_closed();
@@ -45,7 +48,10 @@ mod tests {
                 assert_eq!(m.len(), c.bytes);
                 assert_eq!(m.permissions().mode() & 0o777, 0o600);
                 let name = c.path.file_name().unwrap().to_str().unwrap();
-                assert!(name.starts_with(&format!("exp1_{:06}_2023", c.seq)), "{name}");
+                assert!(
+                    name.starts_with(&format!("exp1_{:06}_2023", c.seq)),
+                    "{name}"
+                );
                 assert_eq!(repair(&c.path).unwrap().records, c.packets);
             }
             let dm = std::fs::metadata(t.path().join("s")).unwrap();
@@ -58,17 +64,28 @@ mod tests {
     fn quota_stop_and_delete_oldest() {
         let t = tempfile::tempdir().unwrap();
         let mut c = cfg(t.path(), FileFormat::Pcap);
-        c.rollover = Rollover { seconds: None, bytes: Some(500) };
-        c.quota = Some(Quota { bytes: 1200, policy: QuotaPolicy::Stop });
+        c.rollover = Rollover {
+            seconds: None,
+            bytes: Some(500),
+        };
+        c.quota = Some(Quota {
+            bytes: 1200,
+            policy: QuotaPolicy::Stop,
+        });
         let mut w = RotatingWriter::new(c.clone()).unwrap();
-        let results: Vec<Written> = (0..20).map(|i| w.write(i, &[1u8; 100], 100).unwrap()).collect();
+        let results: Vec<Written> = (0..20)
+            .map(|i| w.write(i, &[1u8; 100], 100).unwrap())
+            .collect();
         assert!(results.contains(&Written::QuotaFull));
         w.close().unwrap();
         let total: u64 = w.take_closed().iter().map(|f| f.bytes).sum();
         assert!(total <= 1200);
 
         c.dir = t.path().join("d");
-        c.quota = Some(Quota { bytes: 1200, policy: QuotaPolicy::DeleteOldest });
+        c.quota = Some(Quota {
+            bytes: 1200,
+            policy: QuotaPolicy::DeleteOldest,
+        });
         let mut w = RotatingWriter::new(c).unwrap();
         for i in 0..50 {
             assert_eq!(w.write(i, &[1u8; 100], 100).unwrap(), Written::Stored);

@@ -201,7 +201,10 @@ impl RotatingWriter {
             .mode(0o600)
             .open(&path)
             .map_err(io("create", &path))?;
-        let header = self.cfg.format.header(self.cfg.snaplen, &self.cfg.interface);
+        let header = self
+            .cfg
+            .format
+            .header(self.cfg.snaplen, &self.cfg.interface);
         file.write_all(&header).map_err(io("write", &path))?;
         self.on_disk += header.len() as u64;
         self.written += header.len() as u64;
@@ -257,7 +260,9 @@ impl RotatingWriter {
     }
 
     fn make_room(&mut self, need: u64) -> Result<bool, WriteError> {
-        let Some(q) = self.cfg.quota else { return Ok(true) };
+        let Some(q) = self.cfg.quota else {
+            return Ok(true);
+        };
         if self.on_disk + need <= q.bytes {
             return Ok(true);
         }
@@ -305,14 +310,19 @@ impl RotatingWriter {
         let rec = self.cfg.format.record_len(data.len()) as u64;
         if let Some(c) = &self.current {
             let r = self.cfg.rollover;
-            let by_time = r.seconds.is_some_and(|s| ts_ns.saturating_sub(c.first_ns) >= s * 1_000_000_000);
+            let by_time = r
+                .seconds
+                .is_some_and(|s| ts_ns.saturating_sub(c.first_ns) >= s * 1_000_000_000);
             let by_size = r.bytes.is_some_and(|b| c.packets > 0 && c.bytes + rec > b);
             if by_time || by_size {
                 self.close()?;
             }
         }
         let header = if self.current.is_none() {
-            self.cfg.format.header(self.cfg.snaplen, &self.cfg.interface).len() as u64
+            self.cfg
+                .format
+                .header(self.cfg.snaplen, &self.cfg.interface)
+                .len() as u64
         } else {
             0
         };

@@ -32,12 +32,22 @@ fn l4_checksum(src: &[u8], dst: &[u8], proto: u8, l4: &mut [u8], at: usize) {
 }
 
 /// Ethernet + IPv4 + (UDP if proto 17, TCP if 6) with valid checksums.
-pub fn frame4(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, tcp_flags: u8, payload: &[u8]) -> Vec<u8> {
+pub fn frame4(
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    sport: u16,
+    dport: u16,
+    tcp_flags: u8,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut l4 = Vec::new();
     l4.extend_from_slice(&sport.to_be_bytes());
     l4.extend_from_slice(&dport.to_be_bytes());
     let csum_at = if proto == 6 {
-        l4.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, tcp_flags, 0xff, 0xff, 0, 0, 0, 0]);
+        l4.extend_from_slice(&[
+            0, 0, 0, 1, 0, 0, 0, 0, 0x50, tcp_flags, 0xff, 0xff, 0, 0, 0, 0,
+        ]);
         16
     } else {
         l4.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
@@ -89,7 +99,11 @@ pub fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
 /// Runs a command, returning stdout; panics with stderr on failure.
 pub fn run(cmd: &str, args: &[&str]) -> String {
     let o = std::process::Command::new(cmd).args(args).output().unwrap();
-    assert!(o.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
