@@ -18,8 +18,8 @@ pub struct ApiError {
     pub code: String,
     /// What went wrong and what to do about it.
     pub message: String,
-    /// Structured help, if any.
-    pub details: Option<serde_json::Value>,
+    /// Structured help, if any (boxed: keeps `Result<T, ApiError>` small).
+    pub details: Option<Box<serde_json::Value>>,
 }
 
 /// Result of a handler.
@@ -38,7 +38,7 @@ impl ApiError {
 
     /// Adds structured details.
     pub fn with_details(mut self, details: serde_json::Value) -> ApiError {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -80,7 +80,7 @@ impl ApiError {
             "message": self.message,
         });
         if let Some(d) = &self.details {
-            error["details"] = d.clone();
+            error["details"] = (**d).clone();
         }
         serde_json::json!({ "error": error })
     }

@@ -43,8 +43,9 @@ mod config;
 mod error;
 pub mod guard;
 mod serve;
+pub mod tokens;
 
 pub use auth::{Access, Authenticator, Caller, DomainPattern, Grants};
 pub use config::HttpConfig;
 pub use error::{ApiError, ApiResult};
-pub use serve::serve;
+pub use serve::{looks_like_http, serve, serve_connection};

@@ -1,4 +1,5 @@
-//! The token file (`--auth-file`): which tokens each domain accepts.
+//! The token file (`--auth-file` of the server, the proxy and the capture
+//! daemon): which tokens each domain accepts, and what they may do over HTTP.
 //!
 //! ```text
 //! # comment lines start with '#'; blank lines are ignored
@@ -14,6 +15,25 @@
 //! cannot start or end with whitespace anyway) and must not itself start
 //! with `sha256:`. Domains follow the server's domain rules. Any other line
 //! makes the whole file invalid, reported with its line number.
+//!
+//! A third column lists what the token may do, comma-separated (default
+//! `collect`):
+//!
+//! ```text
+//! lab1     s3cret-token                 # collect into lab1 (as above)
+//! lab1     s3cret-token   collect,read  # …and read lab1 over HTTP
+//! lab*     reader-token   read          # read every domain starting with "lab"
+//! *        ops-token      read,control  # read everything, steer senders
+//! ```
+//!
+//! - `collect`: send streams into that domain (OMSP); the first column must
+//!   be a domain name.
+//! - `read`: read the domain's data over HTTP (query API, `/metrics`,
+//!   `/feedback`); the first column may be a glob (`*`, `?`).
+//! - `control`: state-changing HTTP requests (`POST /control/...`); the
+//!   first column must be `*` (control is server-wide).
+//!
+//! A token that only collects cannot read: the query API answers it 403.
 
 use std::collections::HashMap;
 
@@ -36,11 +56,54 @@ pub struct SyntaxError {
     pub reason: String,
 }
 
-/// Accepted token digests per domain.
+/// What a line lets its token do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scopes {
+    /// Send streams into the domain.
+    pub collect: bool,
+    /// Read the domain(s) over HTTP.
+    pub read: bool,
+    /// State-changing HTTP requests.
+    pub control: bool,
+}
+
+impl Scopes {
+    fn parse(text: &str) -> Result<Scopes, String> {
+        let mut s = Scopes::default();
+        for word in text.split(',') {
+            match word {
+                "collect" => s.collect = true,
+                "read" => s.read = true,
+                "control" => s.control = true,
+                other => {
+                    return Err(format!(
+                        "unknown scope {other:?} (want collect, read or control, comma-separated)"
+                    ))
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// One line granting HTTP access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HttpGrant {
+    /// Token digest.
+    digest: Digest,
+    /// Domain or glob the grant is for.
+    pattern: String,
+    /// What it allows.
+    scopes: Scopes,
+}
+
+/// Accepted token digests per domain, and HTTP grants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tokens {
-    /// Domain → digests of its accepted tokens (never empty).
+    /// Domain → digests of its accepted collection tokens (never empty).
     domains: HashMap<String, Vec<Digest>>,
+    /// Lines with `read` or `control`.
+    http: Vec<HttpGrant>,
 }
 
 impl Tokens {
@@ -57,11 +120,34 @@ impl Tokens {
                 reason,
             };
             let mut words = line.split_whitespace();
-            let (Some(domain), Some(token), None) = (words.next(), words.next(), words.next())
+            let (Some(domain), Some(token), scopes, None) =
+                (words.next(), words.next(), words.next(), words.next())
             else {
-                return Err(err(format!("expected '<domain> <token>', got {line:?}")));
+                return Err(err(format!(
+                    "expected '<domain> <token> [collect,read,control]', got {line:?}"
+                )));
             };
-            if !is_valid_domain(domain) {
+            let scopes = match scopes {
+                Some(text) => Scopes::parse(text).map_err(err)?,
+                None => Scopes {
+                    collect: true,
+                    ..Scopes::default()
+                },
+            };
+            let is_glob = domain.contains(['*', '?']);
+            if scopes.control && domain != "*" {
+                return Err(err(format!(
+                    "the control scope is server-wide: write '*' as the domain, not {domain:?}"
+                )));
+            }
+            if is_glob && scopes.collect {
+                return Err(err(format!(
+                    "{domain:?} is a pattern: collect needs one domain name (patterns are for read)"
+                )));
+            }
+            let bare = domain.replace(['*', '?'], "");
+            if !(is_valid_domain(domain) || is_glob && (bare.is_empty() || is_valid_domain(&bare)))
+            {
                 return Err(err(format!(
                     "invalid domain {domain:?} (want 1-63 bytes of [A-Za-z0-9_.-], not starting with '.')"
                 )));
@@ -72,13 +158,47 @@ impl Tokens {
                 })?,
                 None => digest(token),
             };
-            tokens
-                .domains
-                .entry(domain.to_owned())
-                .or_default()
-                .push(digest);
+            if scopes.collect {
+                tokens
+                    .domains
+                    .entry(domain.to_owned())
+                    .or_default()
+                    .push(digest);
+            }
+            if scopes.read || scopes.control {
+                tokens.http.push(HttpGrant {
+                    digest,
+                    pattern: domain.to_owned(),
+                    scopes,
+                });
+            }
         }
         Ok(tokens)
+    }
+
+    /// What `token` may do over HTTP; `None` when no line names it.
+    /// Every line is compared, match or not.
+    pub fn http_grants(&self, token: &str) -> Option<crate::Grants> {
+        let presented = digest(token);
+        let mut known = false;
+        for digests in self.domains.values() {
+            known |= digests
+                .iter()
+                .fold(false, |ok, d| digests_equal(d, &presented) | ok);
+        }
+        let mut grants = crate::Grants::default();
+        for g in &self.http {
+            if digests_equal(&g.digest, &presented) {
+                known = true;
+                if g.scopes.read {
+                    grants
+                        .read
+                        .push(crate::DomainPattern::new(g.pattern.clone()));
+                }
+                grants.control |= g.scopes.control;
+            }
+        }
+        known.then_some(grants)
     }
 
     /// Digests accepted for `domain`; `None` if the file does not list it.
@@ -95,6 +215,76 @@ impl Tokens {
     pub fn is_empty(&self) -> bool {
         self.domains.is_empty()
     }
+}
+
+/// A token file loaded from disk, usable as the HTTP [`crate::Authenticator`].
+#[derive(Debug)]
+pub struct TokenFile {
+    /// Where it was read from.
+    path: std::path::PathBuf,
+    /// Current contents; replaced whole on reload.
+    tokens: std::sync::RwLock<std::sync::Arc<Tokens>>,
+}
+
+/// Why a token file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    /// The file could not be read.
+    #[error("token file {path}: {source}")]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// A line is malformed.
+    #[error("token file {path}:{}: {}", .source.line, .source.reason)]
+    Syntax {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The offending line.
+        source: SyntaxError,
+    },
+}
+
+impl TokenFile {
+    /// Reads and validates `path`.
+    pub fn load(path: &std::path::Path) -> Result<TokenFile, TokenFileError> {
+        Ok(TokenFile {
+            path: path.to_owned(),
+            tokens: std::sync::RwLock::new(std::sync::Arc::new(read_file(path)?)),
+        })
+    }
+
+    /// Re-reads the file; on error the previous tokens stay in force.
+    pub fn reload(&self) -> Result<(), TokenFileError> {
+        let fresh = read_file(&self.path)?;
+        *self.tokens.write().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(fresh);
+        Ok(())
+    }
+
+    /// The current tokens.
+    pub fn current(&self) -> std::sync::Arc<Tokens> {
+        std::sync::Arc::clone(&self.tokens.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl crate::Authenticator for TokenFile {
+    fn grants(&self, token: &str) -> Option<crate::Grants> {
+        self.current().http_grants(token)
+    }
+}
+
+/// Reads and parses a token file.
+pub fn read_file(path: &std::path::Path) -> Result<Tokens, TokenFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TokenFileError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Tokens::parse(&text).map_err(|source| TokenFileError::Syntax {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// SHA-256 of a token.
@@ -142,6 +332,36 @@ mod tests {
         assert!(digests_equal(&lab[0], &lab[1]));
         assert!(!digests_equal(&lab[0], &digest("pW")));
         assert!(t.get("nope").is_none());
+    }
+
+    #[test]
+    fn scopes_give_http_grants() {
+        let t = Tokens::parse("lab1 c\nlab1 cr collect,read\nlab* r read\n* ops read,control\n")
+            .unwrap();
+        assert_eq!(
+            t.get("lab1").unwrap().len(),
+            2,
+            "read-only lines do not collect"
+        );
+        let c = t.http_grants("c").unwrap();
+        assert!(
+            c.read.is_empty() && !c.control,
+            "collection-only token reads nothing"
+        );
+        let cr = t.http_grants("cr").unwrap();
+        assert!(cr.read[0].matches("lab1") && !cr.read[0].matches("lab2"));
+        let r = t.http_grants("r").unwrap();
+        assert!(r.read[0].matches("lab2") && !r.control);
+        assert!(t.http_grants("ops").unwrap().control);
+        assert!(t.http_grants("nope").is_none());
+        for bad in [
+            "lab* t collect\n",
+            "lab t control\n",
+            "lab t write\n",
+            "../x t read\n",
+        ] {
+            assert!(Tokens::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -169,6 +169,10 @@ pub struct ProxyConfig {
     pub forward: ForwardMode,
     /// HTTP control endpoint (`None`: no endpoint).
     pub control: Option<SocketAddr>,
+    /// Token file for the control endpoint (`--auth-file`; lines with the
+    /// `control` scope may pause and resume, `read` may see the status).
+    /// `None`: loopback callers may do everything, others nothing.
+    pub auth_file: Option<PathBuf>,
     /// This proxy's name in upstream session ids (`None`: generated once and
     /// kept in the journal directory).
     pub proxy_id: Option<String>,
@@ -206,6 +210,7 @@ impl ProxyConfig {
             segment_size: 8 << 20,
             forward: ForwardMode::Auto,
             control: Some(SocketAddr::from(([127, 0, 0, 1], 3004))),
+            auth_file: None,
             proxy_id: None,
             header_timeout: Duration::from_secs(30),
             resume_timeout: Duration::from_secs(5),

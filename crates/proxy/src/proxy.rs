@@ -114,6 +114,16 @@ impl Proxy {
             }
             listeners.push(l);
         }
+        let access = httpkit::Access {
+            authenticator: match &config.auth_file {
+                Some(path) => Some(Arc::new(
+                    httpkit::tokens::TokenFile::load(path)
+                        .map_err(|e| ProxyError::Config(e.to_string()))?,
+                ) as Arc<dyn httpkit::Authenticator>),
+                None => None,
+            },
+            public: false,
+        };
         let control_listener = match config.control {
             Some(addr) => Some(
                 TcpListener::bind(addr)
@@ -151,6 +161,7 @@ impl Proxy {
             tasks.push(tokio::spawn(crate::control::http::serve(
                 l,
                 Arc::clone(&shared),
+                access.clone(),
             )));
         }
         for a in &local {

@@ -11,10 +11,16 @@ use common::*;
 
 /// One HTTP request; returns (status code, body).
 fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, serde_json::Value) {
+    http_as(addr, method, path, "")
+}
+
+/// One HTTP request with extra header lines; returns (status code, body).
+fn http_as(addr: SocketAddr, method: &str, path: &str, extra: &str) -> (u16, serde_json::Value) {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
     )
     .unwrap();
     let mut text = String::new();
@@ -84,4 +90,55 @@ async fn manual_mode_waits_for_resume_and_pause_holds_data_back() {
     wait_delivered(&proxy, Duration::from_secs(10)).await;
     proxy.shutdown().await;
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_file_guards_pause_and_resume_and_turns_off_the_line_protocol() {
+    let dirs = Dirs::new();
+    let up = free_addr();
+    let tokens = dirs.journal().with_extension("tokens");
+    std::fs::write(
+        &tokens,
+        "* watcher read\n* ops read,control\nlab collector\n",
+    )
+    .unwrap();
+    let mut config = proxy_config(&dirs.journal(), up);
+    config.control = Some("127.0.0.1:0".parse().unwrap());
+    config.auth_file = Some(tokens);
+    let (proxy, _addr) = start_proxy(config).await;
+    let control = proxy.control_addr().unwrap();
+    tokio::task::spawn_blocking(move || {
+        let bearer = |t: &str| format!("Authorization: Bearer {t}\r\n");
+        let (code, body) = http(control, "POST", "/pause");
+        assert_eq!(
+            (code, body["error"]["code"].as_str()),
+            (401, Some("unauthenticated"))
+        );
+        assert_eq!(
+            http_as(control, "POST", "/pause", &bearer("collector")).0,
+            403
+        );
+        assert_eq!(
+            http_as(control, "POST", "/pause", &bearer("watcher")).0,
+            403
+        );
+        assert_eq!(
+            http_as(control, "GET", "/status", &bearer("watcher")).0,
+            200
+        );
+        assert_eq!(
+            http_as(control, "POST", "/pause", &bearer("ops")),
+            (200, serde_json::json!({"paused": true}))
+        );
+        let mut s = TcpStream::connect(control).unwrap();
+        s.write_all(b"OMLPROXY-RESUME\r\n").unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("Refused"), "{reply}");
+        let (_, status) = http_as(control, "GET", "/status", &bearer("ops"));
+        assert_eq!(status["paused"], true, "the line protocol changed nothing");
+    })
+    .await
+    .unwrap();
+    proxy.shutdown().await;
 }

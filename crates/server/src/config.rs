@@ -50,8 +50,19 @@ pub struct ServerConfig {
     pub read_chunk: usize,
     /// Decoder bounds (longest line, largest packet…).
     pub limits: omsp::Limits,
-    /// Serve Prometheus `GET /metrics` on this address (`--metrics`).
+    /// Serve the HTTP endpoints (`/metrics`, `/feedback`, `/control`, the
+    /// query API) on this address too (`--metrics`, the older name).
     pub metrics_listen: Option<SocketAddr>,
+    /// Serve the HTTP endpoints on this address (`--http`); off by default.
+    pub http_listen: Option<SocketAddr>,
+    /// Without a token file, let non-loopback HTTP callers read
+    /// (`--http-public`); control stays loopback-only.
+    pub http_public: bool,
+    /// Allowed cross-origin caller of the HTTP endpoints
+    /// (`--http-cors-origin`); `None`: no CORS.
+    pub http_cors_origin: Option<String>,
+    /// Longest a query API request may run before it is cancelled.
+    pub query_budget: Duration,
     /// Store the server's own state as streams in this domain (`--self-domain`).
     pub self_domain: Option<String>,
     /// Token authentication per domain (`--auth-file`); `None`: none, as
@@ -82,6 +93,10 @@ impl ServerConfig {
             read_chunk: 64 * 1024,
             limits: omsp::Limits::default(),
             metrics_listen: None,
+            http_listen: None,
+            http_public: false,
+            http_cors_origin: None,
+            query_budget: Duration::from_secs(10),
             self_domain: None,
             auth: None,
             tls: None,

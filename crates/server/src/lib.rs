@@ -34,10 +34,12 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+pub mod commits;
 pub mod config;
 mod connection;
 pub mod feedback;
 pub mod hook;
+pub mod http;
 pub mod metrics;
 mod registry;
 mod server;

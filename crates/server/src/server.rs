@@ -43,6 +43,12 @@ pub enum ServerError {
     /// No listen address was given.
     #[error("no address to listen on")]
     NoListener,
+    /// An HTTP setting is not usable.
+    #[error("HTTP endpoints: {reason}")]
+    Http {
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// The database back end is not usable (PostgreSQL unreachable, or its
     /// role may not create databases).
     #[error("database back end: {0}")]
@@ -65,8 +71,10 @@ pub enum ServerError {
 pub struct Server {
     /// Bound addresses (with the actual port when 0 was asked for).
     addrs: Vec<SocketAddr>,
-    /// Where `/metrics` is served, if it is.
+    /// Where the HTTP endpoints are served under `--metrics`, if they are.
     metrics_addr: Option<SocketAddr>,
+    /// Where the HTTP endpoints are served under `--http`, if they are.
+    http_addr: Option<SocketAddr>,
     /// Self-measurement counters.
     metrics: Arc<Metrics>,
     /// Token authentication, if configured (re-read by [`Server::reload_auth`]).
@@ -116,6 +124,12 @@ impl Server {
             None => None,
         };
         let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+        let http_listener = match config.http_listen {
+            Some(addr) => Some(bind(addr).map_err(|source| ServerError::Bind { addr, source })?),
+            None => None,
+        };
+        let http_addr = http_listener.as_ref().and_then(|l| l.local_addr().ok());
+        let commits = Arc::new(crate::commits::Commits::default());
         let registry = Registry::new(
             WriterSetup {
                 backend: config.backend.clone(),
@@ -125,6 +139,7 @@ impl Server {
                 commit: config.commit,
                 hook: Arc::clone(&hook),
                 metrics: Arc::clone(&metrics),
+                commits: Arc::clone(&commits),
             },
             config.queue_batches,
         );
@@ -153,14 +168,24 @@ impl Server {
                 tls.clone(),
             ));
         }
-        if let Some(listener) = metrics_listener {
-            tracing::info!(addr = ?metrics_addr, "serving /metrics");
-            tokio::spawn(metrics::http::serve(
-                listener,
+        if metrics_listener.is_some() || http_listener.is_some() {
+            let app = crate::http::router(
                 Arc::clone(&metrics),
                 Arc::clone(&feedback),
-                shutdown.clone(),
-            ));
+                api_router(&config, &commits),
+            );
+            let app = http_config(&config, auth.clone())?.apply(app);
+            for listener in [metrics_listener, http_listener].into_iter().flatten() {
+                tracing::info!(addr = ?listener.local_addr().ok(), "serving HTTP");
+                let mut stop = shutdown.clone();
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let until = async move { stop.requested().await };
+                    if let Err(e) = httpkit::serve(listener, app, until).await {
+                        tracing::error!(error = %e, "HTTP listener failed");
+                    }
+                });
+            }
         }
         tokio::spawn(crate::feedback::engine::run(
             Arc::clone(&feedback),
@@ -201,6 +226,7 @@ impl Server {
         Ok(Server {
             addrs,
             metrics_addr,
+            http_addr,
             metrics,
             auth,
             feedback,
@@ -217,6 +243,11 @@ impl Server {
     /// The address of the Prometheus endpoint (`GET /metrics`), if enabled.
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         self.metrics_addr
+    }
+
+    /// The address of the HTTP endpoints given by `--http`, if enabled.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
     }
 
     /// The server's self-measurement counters.
@@ -368,4 +399,33 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(128)
+}
+
+/// The shared HTTP layers, from the server's settings.
+fn http_config(
+    config: &ServerConfig,
+    auth: Option<Arc<Auth>>,
+) -> Result<httpkit::HttpConfig, ServerError> {
+    let cors_origin = match &config.http_cors_origin {
+        Some(o) => Some(o.parse().map_err(|_| ServerError::Http {
+            reason: format!("--http-cors-origin {o:?} is not a valid origin (want e.g. https://ui.example:8443)"),
+        })?),
+        None => None,
+    };
+    Ok(httpkit::HttpConfig {
+        access: httpkit::Access {
+            authenticator: auth.map(|a| a as Arc<dyn httpkit::Authenticator>),
+            public: config.http_public,
+        },
+        cors_origin,
+        ..httpkit::HttpConfig::default()
+    })
+}
+
+/// The query API, served under `/api/v1`.
+fn api_router(
+    _config: &ServerConfig,
+    _commits: &Arc<crate::commits::Commits>,
+) -> Option<axum::Router> {
+    None
 }

@@ -102,6 +102,8 @@ pub struct WriterSetup {
     pub hook: Arc<Hook>,
     /// Self-measurement counters (the writer counts rows and commits).
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Told after every commit (live readers wait on it).
+    pub commits: Arc<crate::commits::Commits>,
 }
 
 /// Starts the writer thread. `previous` is the thread of an earlier opening
@@ -153,6 +155,7 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             Err(mpsc::error::TryRecvError::Empty) => {
                 if commit(&mut db, &setup.commit, true, domain) {
                     acknowledge(&mut sessions);
+                    setup.commits.bump(domain);
                 }
                 match rx.blocking_recv() {
                     Some(cmd) => cmd,
@@ -164,11 +167,13 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
         execute(&mut db, cmd, domain, &mut sessions);
         if commit(&mut db, &setup.commit, false, domain) {
             acknowledge(&mut sessions);
+            setup.commits.bump(domain);
         }
     }
     if let Err(e) = db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
     }
+    setup.commits.bump(domain);
     tracing::info!(domain, "database closed");
     setup.hook.event(HookEvent::DbClosed, &uri);
 }

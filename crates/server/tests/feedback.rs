@@ -133,6 +133,17 @@ async fn field_rules_and_messages_by_hand() {
         assert!(reply.starts_with("HTTP/1.1 404"), "{reply}");
         let reply = post(http, "/control/fb/probe", r#"{"action":"explode"}"#);
         assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+        // A cross-site form post cannot steer senders.
+        let form = request(
+            http,
+            &format!(
+                "POST /control/fb/probe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+                 Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert!(form.starts_with("HTTP/1.1 415"), "{form}");
+        assert!(form.contains("\"code\":\"json_required\""), "{form}");
         let status = get(http, "/feedback");
         assert!(status.contains("\"sender\":\"probe\""), "{status}");
         assert!(status.contains("too-hot"), "{status}");
@@ -146,14 +157,18 @@ fn post(addr: SocketAddr, path: &str, body: &str) -> String {
     request(
         addr,
         &format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         ),
     )
 }
 
 fn get(addr: SocketAddr, path: &str) -> String {
-    request(addr, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n"))
+    request(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+    )
 }
 
 fn request(addr: SocketAddr, text: &str) -> String {

@@ -17,13 +17,14 @@ const GOOD: i64 = 300;
 /// `GET /metrics` over loopback: the status line and the samples by series.
 fn scrape(addr: SocketAddr) -> (String, HashMap<String, f64>) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     let (head, body) = text.split_once("\r\n\r\n").unwrap();
     assert!(
-        head.contains("Content-Type: text/plain; version=0.0.4"),
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
         "{head}"
     );
     let samples = body
@@ -128,7 +129,8 @@ async fn metrics_and_self_domain_match_what_was_stored() {
     })
     .await
     .unwrap();
-    assert!(nf.starts_with("HTTP/1.1 404"), "{nf}");
+    assert!(nf.starts_with("HTTP/1.0 404"), "{nf}");
+    assert!(nf.contains("\"code\":\"no_such_endpoint\""), "{nf}");
 
     // Shutdown writes a last report and commits it.
     let dir = t.dir;

@@ -1,104 +1,146 @@
-//! The local control endpoint: a minimal HTTP/1.1 server with
-//! `GET /status`, `POST /pause` and `POST /resume`. A connection whose
-//! first line is not an HTTP request line is read as the reference's
-//! control port protocol (`oml2-proxycon`): one command per line.
+//! The control endpoint, on the project's HTTP stack ([`httpkit`]):
+//! `GET /status`, `POST /pause` and `POST /resume` (JSON; the two POSTs
+//! need the `control` grant: a token with that scope from `--auth-file`,
+//! or, without a token file, a loopback caller).
+//!
+//! A connection whose first bytes are not an HTTP request line is read as
+//! the reference's control port protocol (`oml2-proxycon`): one command
+//! per line. That protocol carries no token, so it is accepted only from
+//! loopback and only when the proxy has no token file.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::State;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use httpkit::{Access, ApiResult, Caller, HttpConfig};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::Command;
 use crate::proxy::Shared;
 
-/// Longest request head read.
-const MAX_HEAD: usize = 16 << 10;
+/// Longest command line read.
+const MAX_LINE: usize = 16 << 10;
 
-/// How long a control client may take to send its request.
+/// How long a client may take to send its first bytes.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The HTTP routes.
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/status", get(status))
+        .route("/pause", post(pause))
+        .route("/resume", post(resume))
+        .with_state(shared)
+}
+
+async fn status(
+    caller: Caller,
+    State(shared): State<Arc<Shared>>,
+) -> ApiResult<Json<serde_json::Value>> {
+    caller.require_read_any()?;
+    Ok(Json(crate::status::status(&shared)))
+}
+
+async fn pause(
+    caller: Caller,
+    State(shared): State<Arc<Shared>>,
+) -> ApiResult<Json<serde_json::Value>> {
+    caller.require_control()?;
+    shared.control.apply(Command::Pause);
+    Ok(Json(serde_json::json!({ "paused": true })))
+}
+
+async fn resume(
+    caller: Caller,
+    State(shared): State<Arc<Shared>>,
+) -> ApiResult<Json<serde_json::Value>> {
+    caller.require_control()?;
+    shared.control.apply(Command::Resume);
+    Ok(Json(serde_json::json!({ "paused": false })))
+}
+
 /// Serves control connections until the task is aborted.
-pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+pub async fn serve(listener: TcpListener, shared: Arc<Shared>, access: Access) {
+    let tokens = access.authenticator.is_some();
+    let app = HttpConfig {
+        access,
+        ..HttpConfig::default()
+    }
+    .apply(router(Arc::clone(&shared)));
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         let shared = Arc::clone(&shared);
+        let app = app.clone();
         tokio::spawn(async move {
-            if let Err(e) = tokio::time::timeout(READ_TIMEOUT * 6, handle(stream, &shared)).await {
-                tracing::debug!(client = %peer, error = %e, "control connection timed out");
+            let Some(first) = first_bytes(&stream).await else {
+                return;
+            };
+            if httpkit::looks_like_http(&first) {
+                if let Err(e) = httpkit::serve_connection(stream, peer, app).await {
+                    tracing::debug!(client = %peer, error = %e, "control connection failed");
+                }
+            } else if tokens || !peer.ip().is_loopback() {
+                tracing::warn!(client = %peer, "refused a line-protocol control connection \
+                    (it carries no token: use HTTP with a token, from loopback without a token file)");
+                // Read the command first: closing with unread input would
+                // reset the connection before the client sees why.
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                let _ = (&mut reader)
+                    .take(MAX_LINE as u64)
+                    .read_line(&mut line)
+                    .await;
+                let mut stream = reader.into_inner();
+                let _ = stream
+                    .write_all(b"Refused: use HTTP (streamgauge proxy ctl) with a control token\n")
+                    .await;
+                let _ = stream.shutdown().await;
+            } else {
+                let fut = proxycon(BufReader::new(stream), &shared);
+                if tokio::time::timeout(READ_TIMEOUT * 6, fut).await.is_err() {
+                    tracing::debug!(client = %peer, "control connection timed out");
+                }
             }
         });
     }
 }
 
-async fn handle(stream: TcpStream, shared: &Shared) {
-    let mut reader = BufReader::new(stream);
-    let mut first = String::new();
-    match tokio::time::timeout(READ_TIMEOUT, reader.read_line(&mut first)).await {
-        Ok(Ok(n)) if n > 0 => {}
-        _ => return,
-    }
-    let mut parts = first.split_whitespace();
-    let (method, path, version) = (parts.next(), parts.next(), parts.next());
-    let Some(version) = version.filter(|v| v.starts_with("HTTP/")) else {
-        return proxycon(reader, first, shared).await;
+/// Waits for the first 8 bytes (or a newline, or the client closing).
+async fn first_bytes(stream: &TcpStream) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 8];
+    let wait = async {
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if n == buf.len() || buf[..n].contains(&b'\n') {
+                return Some(buf[..n].to_vec());
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     };
-    let _ = version;
-    // Skip the header lines (and any body: the endpoints take none).
-    let mut seen = first.len();
-    loop {
-        let mut line = String::new();
-        match tokio::time::timeout(READ_TIMEOUT, reader.read_line(&mut line)).await {
-            Ok(Ok(n)) if n > 0 => {}
-            _ => break,
-        }
-        seen += line.len();
-        if line.trim().is_empty() || seen > MAX_HEAD {
-            break;
-        }
-    }
-    let (code, body) = match (method, path.map(|p| p.split('?').next().unwrap_or(p))) {
-        (Some("GET"), Some("/status")) => (200, crate::status::status(shared)),
-        (Some("POST"), Some("/pause")) => {
-            shared.control.apply(Command::Pause);
-            (200, serde_json::json!({ "paused": true }))
-        }
-        (Some("POST"), Some("/resume")) => {
-            shared.control.apply(Command::Resume);
-            (200, serde_json::json!({ "paused": false }))
-        }
-        (_, Some("/status" | "/pause" | "/resume")) => (
-            405,
-            serde_json::json!({ "error": "use GET /status, POST /pause, POST /resume" }),
-        ),
-        _ => (
-            404,
-            serde_json::json!({ "error": "unknown path: use GET /status, POST /pause, POST /resume" }),
-        ),
-    };
-    let reason = match code {
-        200 => "OK",
-        404 => "Not Found",
-        _ => "Method Not Allowed",
-    };
-    let mut text = serde_json::to_string_pretty(&body).unwrap_or_default();
-    text.push('\n');
-    let response = format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        text.len()
-    );
-    let mut stream = reader.into_inner();
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
+    tokio::time::timeout(READ_TIMEOUT, wait)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// The reference's control port: command lines until the client closes.
-async fn proxycon(mut reader: BufReader<TcpStream>, first: String, shared: &Shared) {
-    let mut line = first;
+async fn proxycon(mut reader: BufReader<TcpStream>, shared: &Shared) {
     loop {
+        let mut line = String::new();
+        let mut limited = (&mut reader).take(MAX_LINE as u64);
+        match limited.read_line(&mut line).await {
+            Ok(n) if n > 0 => {}
+            _ => return,
+        }
         let reply = match Command::parse(&line) {
             Some(cmd) => {
                 shared.control.apply(cmd);
@@ -109,12 +151,6 @@ async fn proxycon(mut reader: BufReader<TcpStream>, first: String, shared: &Shar
         };
         if reader.get_mut().write_all(reply.as_bytes()).await.is_err() {
             return;
-        }
-        line.clear();
-        let mut limited = (&mut reader).take(MAX_HEAD as u64);
-        match limited.read_line(&mut line).await {
-            Ok(n) if n > 0 => {}
-            _ => return,
         }
     }
 }

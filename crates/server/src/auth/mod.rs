@@ -10,7 +10,7 @@
 //! The check runs on the complete header, before the database is opened or
 //! the sender registered, so a refused session stores nothing.
 
-pub mod file;
+pub use httpkit::tokens as file;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -136,6 +136,13 @@ impl Auth {
     }
 }
 
+impl httpkit::Authenticator for Auth {
+    fn grants(&self, token: &str) -> Option<httpkit::Grants> {
+        let tokens = Arc::clone(&self.tokens.read().unwrap_or_else(|e| e.into_inner()));
+        tokens.http_grants(token)
+    }
+}
+
 fn read(path: &std::path::Path) -> Result<Tokens, AuthError> {
     let text = std::fs::read_to_string(path).map_err(|source| AuthError::Read {
         path: path.to_owned(),
@@ -184,7 +191,7 @@ mod tests {
         std::fs::write(f.path(), "lab\n").unwrap();
         let e = a.reload().unwrap_err().to_string();
         assert!(
-            e.ends_with(":1: expected '<domain> <token>', got \"lab\""),
+            e.ends_with(":1: expected '<domain> <token> [collect,read,control]', got \"lab\""),
             "{e}"
         );
         assert_eq!(a.check("lab", Some("new")), Ok(()));

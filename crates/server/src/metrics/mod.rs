@@ -2,7 +2,7 @@
 //!
 //! Like vector's internal events, every counter has one name, one meaning
 //! and one place where it changes. They are read by the Prometheus endpoint
-//! ([`http`], `--metrics ADDR`) and by the self-reporting stream writer
+//! (`crate::http`, `--metrics`/`--http`) and by the self-reporting stream writer
 //! ([`report`], `--self-domain NAME`).
 //!
 //! | name | type | labels | counts |
@@ -20,7 +20,6 @@
 //! | `streamgauge_commits_total` | counter | `domain` | transactions committed |
 //! | `streamgauge_commit_rows` | histogram | `domain` | rows per committed transaction |
 
-pub mod http;
 mod metered;
 pub mod report;
 mod text;
@@ -31,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use metered::Metered;
 pub use report::ClientEvent;
-pub use text::render;
+pub use text::{render, CONTENT_TYPE};
 
 /// Upper bounds of the `streamgauge_commit_rows` histogram buckets.
 pub const COMMIT_ROWS_BUCKETS: [u64; 7] = [1, 10, 100, 1_000, 10_000, 50_000, 100_000];
