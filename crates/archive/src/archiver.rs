@@ -116,14 +116,24 @@ fn valid_remote_name(name: &str) -> bool {
 
 impl Archiver {
     /// Validates the configuration, loads keys and credentials, opens the
-    /// queue and starts the worker. Must be called inside a tokio runtime.
-    pub fn open(cfg: ArchiverConfig) -> Result<Archiver, OpenError> {
+    /// queue and starts the worker (spawned on the current tokio runtime).
+    /// Fails if another `Archiver` keeps the same state directory for more
+    /// than 5 s.
+    pub async fn open(cfg: ArchiverConfig) -> Result<Archiver, OpenError> {
         cfg.validate()?;
         std::fs::create_dir_all(&cfg.state_dir).map_err(|source| OpenError::StateDir {
             path: cfg.state_dir.clone(),
             source,
         })?;
-        let queue = Queue::open(&cfg.state_dir)?;
+        let dir = cfg.state_dir.clone();
+        // Blocking (SQLite, possibly waiting for a previous owner's lock):
+        // off the async threads so the previous owner's tasks can finish.
+        let queue = tokio::task::spawn_blocking(move || Queue::open(&dir, Duration::from_secs(5)))
+            .await
+            .map_err(|e| OpenError::StateDir {
+                path: cfg.state_dir.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })??;
         let mut targets = BTreeMap::new();
         let timeout = Duration::from_secs(cfg.attempt_timeout_secs);
         for (name, t) in &cfg.targets {
@@ -348,10 +358,8 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
     let q = &inner.queue;
     match result {
         Ok(delivery) => {
-            if let Err(e) = q.set_done(job.file_id, &job.target) {
-                tracing::error!(error = %e, "archive queue");
-                return;
-            }
+            // Counters first, so that a reader who sees the job done in the
+            // queue also sees it counted.
             let event = match delivery {
                 Delivery::Uploaded { bytes } => {
                     Counters::add(&inner.counters.uploaded_files, 1);
@@ -372,6 +380,10 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
                     }
                 }
             };
+            if let Err(e) = q.set_done(job.file_id, &job.target) {
+                tracing::error!(error = %e, "archive queue");
+                return;
+            }
             let _ = inner.events.send(event);
             if q.file_complete(job.file_id).unwrap_or(false) {
                 remove_local(&inner, job.file_id, &job.local_path);

@@ -26,7 +26,7 @@
 //!         "user": "capture", "private_key_file": "/etc/streamgauge/id_ed25519",
 //!         "known_hosts_file": "/etc/streamgauge/known_hosts", "remote_dir": "/srv/captures" } }
 //! }"#)?;
-//! let archiver = Archiver::open(cfg)?;
+//! let archiver = Archiver::open(cfg).await?;
 //! archiver.enqueue("/var/spool/cap/s1-0001.pcapng".as_ref(), "s1/s1-0001.pcapng", &["lab"])?;
 //! let mut events = archiver.subscribe();
 //! while let Ok(event) = events.recv().await {

@@ -124,18 +124,27 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs(state, next_attempt_ms);
 impl Queue {
     /// Opens (creating) `state_dir/queue.sqlite3`. Pending jobs become due
     /// at once: a restart is a good moment to retry.
-    pub fn open(state_dir: &Path) -> Result<Queue, QueueError> {
+    ///
+    /// The database is held in SQLite's exclusive locking mode: a second
+    /// process (or a second `Archiver`) on the same state directory waits up
+    /// to `lock_wait` for the first to go away, then fails — two workers
+    /// sharing one queue could upload the same file twice.
+    pub fn open(state_dir: &Path, lock_wait: std::time::Duration) -> Result<Queue, QueueError> {
         let path = state_dir.join("queue.sqlite3");
         let err = |source| QueueError::Db {
             path: path.clone(),
             source,
         };
         let conn = Connection::open(&path).map_err(err)?;
+        conn.busy_timeout(lock_wait).map_err(err)?;
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
+        // Take the exclusive lock now rather than at the first enqueue.
+        conn.execute_batch("BEGIN IMMEDIATE; COMMIT;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         conn.execute(
@@ -382,12 +391,26 @@ impl Queue {
 mod tests {
     use super::*;
 
+    use std::time::Duration;
+
+    #[test]
+    fn a_second_queue_on_the_same_dir_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
+        let e = Queue::open(dir.path(), Duration::from_millis(100))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("locked"), "{e}");
+        drop(q);
+        Queue::open(dir.path(), Duration::from_millis(100)).unwrap();
+    }
+
     #[test]
     fn survives_reopen_and_dedups() {
         let dir = tempfile::tempdir().unwrap();
         let targets = vec!["a".to_string(), "b".to_string()];
         {
-            let q = Queue::open(dir.path()).unwrap();
+            let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
             let (id, new) = q.add(Path::new("/cap/1.pcap"), "1.pcap", &targets).unwrap();
             assert!(new);
             q.set_done(id, "a").unwrap();
@@ -395,7 +418,7 @@ mod tests {
                 .unwrap();
             assert!(q.due(0, 10, |_, _| false).unwrap().is_empty());
         }
-        let q = Queue::open(dir.path()).unwrap();
+        let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
         let (_, new) = q.add(Path::new("/cap/1.pcap"), "1.pcap", &targets).unwrap();
         assert!(!new);
         let due = q.due(0, 10, |_, _| false).unwrap();
@@ -419,7 +442,7 @@ mod tests {
     #[test]
     fn failed_jobs_keep_reason_and_can_be_retried() {
         let dir = tempfile::tempdir().unwrap();
-        let q = Queue::open(dir.path()).unwrap();
+        let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
         let (id, _) = q
             .add(Path::new("/cap/2.pcap"), "2.pcap", &["s".into()])
             .unwrap();

@@ -1,7 +1,7 @@
 //! SFTP target: `russh` (SSH transport, host key verified) + `russh-sftp`.
 //!
 //! Upload protocol, chosen so that a crash never leaves something that looks
-//! complete: the bytes go to `.<name>.part` in the destination directory, are
+//! complete: the bytes go to `.<name>.<random>.part` in the destination directory, are
 //! flushed (`fsync@openssh.com`), checked (size by `stat`, SHA-256 by reading
 //! the file back over the same SFTP session), and only then renamed to the
 //! final name. A final name therefore only ever holds a verified copy; before
@@ -294,7 +294,11 @@ impl SftpTarget {
                 .map_err(op_err("remove stale", &final_path))?;
         }
 
-        let part = format!("{parent}/.{base}.part");
+        // A unique temporary name per attempt: an attempt abandoned by a
+        // crash can never write into the file another attempt verifies and
+        // renames. Leftovers of earlier attempts are removed first.
+        remove_stale_parts(sftp, &parent, &base).await;
+        let part = format!("{parent}/.{base}.{:016x}.part", rand::random::<u64>());
         let mut remote = sftp
             .create(part.clone())
             .await
@@ -382,6 +386,23 @@ async fn make_dirs(sftp: &SftpSession, dir: &str) -> Result<(), SftpError> {
         let _ = sftp.create_dir(path.clone()).await;
     }
     Ok(())
+}
+
+/// Removes `.<base>.*.part` files left in `dir` by interrupted attempts.
+async fn remove_stale_parts(sftp: &SftpSession, dir: &str, base: &str) {
+    let prefix = format!(".{base}.");
+    let Ok(entries) = sftp.read_dir(dir.to_string()).await else {
+        return;
+    };
+    for e in entries {
+        let name = e.file_name();
+        let rest = name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".part"));
+        if rest.is_some_and(|r| r.len() == 16 && r.bytes().all(|b| b.is_ascii_hexdigit())) {
+            let _ = sftp.remove_file(format!("{dir}/{name}")).await;
+        }
+    }
 }
 
 /// SHA-256 of a remote file, read over SFTP.

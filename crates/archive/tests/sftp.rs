@@ -45,7 +45,7 @@ async fn uploads_identical_bytes_to_two_targets_then_deletes_local() {
         }),
         json!({}),
     );
-    let archiver = Archiver::open(cfg).unwrap();
+    let archiver = Archiver::open(cfg).await.unwrap();
     let sizes = [0usize, 1, 70_000, 3 * 1024 * 1024 + 17];
     let mut contents = Vec::new();
     for (i, len) in sizes.iter().enumerate() {
@@ -95,7 +95,7 @@ async fn server_down_at_first_then_started() {
         json!({"t": target(&s, "in", json!({"known_hosts_file": s.known_hosts}))}),
         json!({}),
     );
-    let archiver = Archiver::open(cfg).unwrap();
+    let archiver = Archiver::open(cfg).await.unwrap();
     let mut events = archiver.subscribe();
     let p = work.path().join("early.pcapng");
     let data = random_file(&p, 50_000, 7);
@@ -139,7 +139,7 @@ async fn server_killed_mid_run_and_restarted() {
         json!({"t": target(&s, "k", json!({"host_key_fingerprint": s.host_fingerprint}))}),
         json!({"max_concurrent_uploads": 1}),
     );
-    let archiver = Archiver::open(cfg).unwrap();
+    let archiver = Archiver::open(cfg).await.unwrap();
     let n = 6;
     let mut contents = Vec::new();
     for i in 0..n {
@@ -200,7 +200,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
     // the queue recorded it): it must not be sent again.
     std::fs::create_dir_all(s.root.join("x")).unwrap();
     {
-        let archiver = Archiver::open(make_cfg()).unwrap();
+        let archiver = Archiver::open(make_cfg()).await.unwrap();
         let mut events = archiver.subscribe();
         for i in 0..n {
             let p = work.path().join(format!("q{i}.pcap"));
@@ -219,7 +219,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
         // simulated crash: the archiver vanishes with uploads in flight
     }
     let ino_before = std::fs::metadata(s.root.join("x/q0.pcap")).unwrap().ino();
-    let archiver = Archiver::open(make_cfg()).unwrap();
+    let archiver = Archiver::open(make_cfg()).await.unwrap();
     wait_for("all jobs done", WAIT, || {
         archiver.stats().unwrap().done == n
     })
@@ -261,7 +261,7 @@ async fn expect_failure(s: &Sshd, host_check: serde_json::Value, key: Option<&Pa
         json!({"t": t}),
         json!({"max_attempts": 2}),
     );
-    let archiver = Archiver::open(cfg).unwrap();
+    let archiver = Archiver::open(cfg).await.unwrap();
     let p = work.path().join("kept.pcap");
     random_file(&p, 1000, 1);
     archiver.enqueue(&p, "kept.pcap", &["t"]).unwrap();
