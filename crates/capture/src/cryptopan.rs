@@ -142,7 +142,6 @@ struct Slash24 {
 
 /// Upper bound of cached /24 (and IPv6 /64) entries before the cache is reset.
 const MAX_ENTRIES: usize = 1 << 16;
-const TOP16_VALID: u32 = 1 << 16;
 
 /// A Crypto-PAn anonymiser with its prefix caches.
 pub struct CryptoPan {
@@ -150,8 +149,10 @@ pub struct CryptoPan {
     aes: Aes128,
     /// The encrypted second half of the key, big-endian.
     pad: u128,
-    /// IPv4 /16 flip bits (low 16 bits) | TOP16_VALID; 65536 entries.
-    top16: Vec<u32>,
+    /// IPv4 /16 flip bits, 65536 entries (128 KiB), allocated on first IPv4 use.
+    top16: Vec<u16>,
+    /// Which `top16` entries are computed (one bit per /16).
+    top16_known: Vec<u64>,
     /// IPv4 /24 entries.
     v4: IntMap<u32, Box<Slash24>>,
     /// IPv6 flip bits of the first 64 bits, by /64 prefix.
@@ -177,7 +178,8 @@ impl CryptoPan {
         CryptoPan {
             aes,
             pad: u128::from_be_bytes(pad.0),
-            top16: vec![0; 1 << 16],
+            top16: Vec::new(),
+            top16_known: Vec::new(),
             v4: IntMap::default(),
             v6: IntMap::default(),
         }
@@ -199,11 +201,15 @@ impl CryptoPan {
     pub fn anonymize_v4(&mut self, a: u32) -> u32 {
         let addr = u128::from(a) << 96;
         let t = (a >> 16) as usize;
-        let mut top = self.top16[t];
-        if top & TOP16_VALID == 0 {
-            top = (self.flips(addr, 0, 16) >> 112) as u32 | TOP16_VALID;
-            self.top16[t] = top;
+        if self.top16.is_empty() {
+            self.top16 = vec![0; 1 << 16];
+            self.top16_known = vec![0; 1 << 10];
         }
+        if self.top16_known[t / 64] & (1 << (t % 64)) == 0 {
+            self.top16[t] = (self.flips(addr, 0, 16) >> 112) as u16;
+            self.top16_known[t / 64] |= 1 << (t % 64);
+        }
+        let top = u32::from(self.top16[t]);
         if self.v4.len() >= MAX_ENTRIES && !self.v4.contains_key(&(a >> 8)) {
             self.v4.clear();
         }
@@ -220,7 +226,7 @@ impl CryptoPan {
             e.last[lo] = (flips(aes, pad, addr, 24, 32) >> 96) as u8;
             e.known[lo / 64] |= 1 << (lo % 64);
         }
-        let flips = ((top & 0xffff) << 16) | (u32::from(e.mid) << 8) | u32::from(e.last[lo]);
+        let flips = (top << 16) | (u32::from(e.mid) << 8) | u32::from(e.last[lo]);
         a ^ flips
     }
 
