@@ -1,10 +1,7 @@
 //! `streamgauge export`: any stream of an experiment's database to CSV,
-//! JSON lines or Parquet.
-
-mod parquet;
-mod source;
-mod text;
-mod time;
+//! JSON lines, Parquet or Arrow IPC. Thin glue over `query::export`, the
+//! readers and writers the HTTP query API uses too, so both give the same
+//! data.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,12 +11,11 @@ use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
 use omsp::Schema;
 
-use source::{columns, Source};
-use time::Timestamps;
+use query::export::{columns, ArrowWriter, ParquetWriter, Source, TextWriter, Timestamps};
 
 pub const LONG_ABOUT: &str = "\
-Export measurement streams from an experiment's database to CSV, JSON lines
-or Parquet.
+Export measurement streams from an experiment's database to CSV, JSON lines,
+Parquet or Arrow IPC (the same data as the HTTP query API's formats).
 
 SOURCE is an experiment's SQLite file (<domain>.sq3, as written by
 `streamgauge server`) or its PostgreSQL database, as a URI
@@ -49,6 +45,8 @@ pub enum Format {
     Jsonl,
     /// Apache Parquet (Snappy-compressed).
     Parquet,
+    /// Apache Arrow IPC stream.
+    Arrow,
 }
 
 impl Format {
@@ -57,6 +55,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Jsonl => "jsonl",
             Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
         }
     }
 }
@@ -89,7 +88,8 @@ pub struct ExportArgs {
 
 /// Runs the export.
 pub fn run(args: &ExportArgs) -> Result<bool> {
-    let mut src = Source::open(&args.source)?;
+    let mut src =
+        Source::open(&args.source).with_context(|| format!("opening {}", args.source))?;
     let streams = src.streams()?;
     if args.list {
         for s in &streams {
@@ -125,6 +125,7 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
             .and_then(|e| e.to_str())
         {
             Some("parquet") => Format::Parquet,
+            Some("arrow" | "arrows") => Format::Arrow,
             Some("jsonl" | "json") => Format::Jsonl,
             _ => Format::Csv,
         }
@@ -150,6 +151,9 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
     } else if to_stdout {
         if format == Format::Parquet {
             bail!("Parquet cannot go to standard output: give -o FILE.parquet");
+        }
+        if format == Format::Arrow {
+            bail!("Arrow cannot go to standard output: give -o FILE.arrow");
         }
         export_one(&mut src, chosen[0], format, times, None)?;
     } else {
@@ -194,7 +198,22 @@ fn export_one(
         Format::Parquet => {
             let path = path.context("Parquet needs an output file")?;
             let file = std::fs::File::create(path).with_context(|| format!("creating {what}"))?;
-            let mut w = parquet::ParquetWriter::new(file, &cols, times)?;
+            let mut w = ParquetWriter::new(file, &cols, times)?;
+            src.rows(schema, |cells| {
+                n += 1;
+                if n % 4096 == 0 {
+                    bar.set_position(n);
+                }
+                w.row(cells)
+            })?;
+            w.finish().with_context(|| format!("writing {what}"))?;
+        }
+        Format::Arrow => {
+            let path = path.context("Arrow needs an output file")?;
+            let file = std::io::BufWriter::new(
+                std::fs::File::create(path).with_context(|| format!("creating {what}"))?,
+            );
+            let mut w = ArrowWriter::new(file, &cols, times)?;
             src.rows(schema, |cells| {
                 n += 1;
                 if n % 4096 == 0 {
@@ -211,7 +230,7 @@ fn export_one(
                 )),
                 None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
             };
-            let mut w = text::TextWriter::new(out, &cols, times, format == Format::Jsonl)?;
+            let mut w = TextWriter::new(out, &cols, times, format == Format::Jsonl)?;
             src.rows(schema, |cells| {
                 n += 1;
                 if n % 4096 == 0 {
