@@ -1,1 +1,336 @@
-//! Benchmark (being written).
+//! `streamgauge bench query`: on a large generated stream in SQLite and
+//! PostgreSQL, measures in one run the latency of a downsampled query
+//! (`points=2000`, target ≤ 200 ms), the throughput of full Arrow and
+//! JSON exports (target ≥ 1 M rows/s for Arrow), and the same rows
+//! written by the database's own CSV dump (`sqlite3 -csv`, `COPY … TO
+//! STDOUT`) as the reference, reported as a ratio.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use omsp::Schema;
+use store::{PgOptions, PgStore, Sink, SqliteOptions, SqliteStore};
+
+use crate::exec::write_rows;
+use crate::export::{columns, ExportError, Source};
+use crate::request::RowsRequest;
+
+/// The generated stream.
+pub const STREAM: &str = "bench_wave";
+/// Its schema: a double, an int64 counter and a uint64.
+pub const SCHEMA: &str = "1 bench_wave v:double n:int64 u:uint64";
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Rows of the stream (10 million for the reference figures).
+    pub rows: u64,
+    /// Directory for the SQLite file (removed afterwards by the caller).
+    pub dir: PathBuf,
+    /// PostgreSQL to measure too (a throwaway cluster in the CLI).
+    pub pg: Option<PgOptions>,
+    /// `points=` of the downsampled query.
+    pub points: u32,
+    /// Repetitions of the downsampled query (the median is reported).
+    pub repeat: usize,
+}
+
+impl BenchOptions {
+    /// 10 M rows, points=2000, 5 repetitions, SQLite in `dir`.
+    pub fn new(dir: PathBuf) -> BenchOptions {
+        BenchOptions {
+            rows: 10_000_000,
+            dir,
+            pg: None,
+            points: 2000,
+            repeat: 5,
+        }
+    }
+}
+
+/// Figures of one backend.
+#[derive(Debug, Clone)]
+pub struct BackendReport {
+    /// `sqlite` or `postgresql`.
+    pub backend: &'static str,
+    /// Rows in the stream.
+    pub rows: u64,
+    /// Time to generate them.
+    pub generate: Duration,
+    /// Median latency of the downsampled query.
+    pub downsample: Duration,
+    /// Points it returned.
+    pub points: u64,
+    /// Full Arrow export: time, bytes.
+    pub arrow: (Duration, u64),
+    /// Full JSON export (one document, `format=json` without limit).
+    pub json: (Duration, u64),
+    /// Full CSV export through our writer.
+    pub csv: (Duration, u64),
+    /// The database's own CSV dump of the same rows (`None`: tool missing).
+    pub reference: Option<(Duration, u64)>,
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct BenchReport {
+    /// One entry per backend measured.
+    pub backends: Vec<BackendReport>,
+}
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Creating or filling the databases failed.
+    #[error("setting up the {backend} stream: {message}")]
+    Setup {
+        /// Which backend.
+        backend: &'static str,
+        /// What failed.
+        message: String,
+    },
+    /// A measured query failed.
+    #[error("{0}")]
+    Query(#[from] crate::QueryError),
+    /// Reading failed.
+    #[error("{0}")]
+    Export(#[from] ExportError),
+}
+
+fn setup(backend: &'static str) -> impl Fn(String) -> BenchError {
+    move |message| BenchError::Setup { backend, message }
+}
+
+/// Runs the benchmark, printing each figure as it is measured.
+pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
+    let mut backends = Vec::new();
+    let t = Instant::now();
+    let path = sqlite_stream(opts).map_err(setup("SQLite"))?;
+    let generate = t.elapsed();
+    eprintln!("sqlite: {} rows generated in {generate:.1?}", opts.rows);
+    let mut src = Source::sqlite(&path)?;
+    let reference = sqlite3_csv(&path);
+    backends.push(measure("sqlite", &mut src, opts, generate, reference)?);
+    eprintln!("{}", backends[0]);
+    if let Some(pg) = &opts.pg {
+        let t = Instant::now();
+        pg_stream(pg, opts.rows).map_err(setup("PostgreSQL"))?;
+        let generate = t.elapsed();
+        eprintln!("postgresql: {} rows generated in {generate:.1?}", opts.rows);
+        let mut client = pg.connect(DOMAIN).map_err(|e| setup("PostgreSQL")(e.to_string()))?;
+        let reference = pg_copy(&mut client).ok();
+        let mut src = Source::Postgres(client);
+        backends.push(measure("postgresql", &mut src, opts, generate, reference)?);
+        eprintln!("{}", backends[1]);
+    }
+    Ok(BenchReport { backends })
+}
+
+/// Domain of the generated stream.
+const DOMAIN: &str = "bench_query";
+
+
+fn sqlite_stream(opts: &BenchOptions) -> Result<PathBuf, String> {
+    let e = |e: &dyn fmt::Display| e.to_string();
+    let path = opts.dir.join(format!("{DOMAIN}.sq3"));
+    let _ = std::fs::remove_file(&path);
+    let mut db = SqliteStore::open(&opts.dir, DOMAIN, SqliteOptions::default()).map_err(|x| e(&x))?;
+    db.ensure_start_time(1_700_000_000).map_err(|x| e(&x))?;
+    db.sender_id("bench").map_err(|x| e(&x))?;
+    db.register_schema(&Schema::parse(SCHEMA).map_err(|x| e(&x))?)
+        .map_err(|x| e(&x))?;
+    db.close().map_err(|x| e(&x))?;
+    let c = rusqlite::Connection::open(&path).map_err(|x| e(&x))?;
+    // SQLite has no sin() without its math extension: a triangle wave instead.
+    let wave = "(abs((i % 20000) - 10000) / 10000.0) + (i % 7919) / 7919.0";
+    c.execute_batch(&format!(
+        "PRAGMA synchronous = OFF; BEGIN; \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
+         INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
+         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {wave}, i, i * 3 FROM n; COMMIT;",
+        rows = opts.rows
+    ))
+    .map_err(|x| e(&x))?;
+    Ok(path)
+}
+
+fn pg_stream(pg: &PgOptions, rows: u64) -> Result<(), String> {
+    let e = |e: &dyn fmt::Display| e.to_string();
+    let mut db = PgStore::open(pg, DOMAIN).map_err(|x| e(&x))?;
+    db.ensure_start_time(1_700_000_000).map_err(|x| e(&x))?;
+    db.sender_id("bench").map_err(|x| e(&x))?;
+    db.register_schema(&Schema::parse(SCHEMA).map_err(|x| e(&x))?)
+        .map_err(|x| e(&x))?;
+    db.commit().map_err(|x| e(&x))?;
+    drop(db);
+    let mut c = pg.connect(DOMAIN).map_err(|x| e(&x))?;
+    let wave = "(abs((i % 20000) - 10000) / 10000.0) + (i % 7919) / 7919.0";
+    c.batch_execute(&format!(
+        "TRUNCATE {STREAM}; INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
+         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {wave}, i, i * 3 FROM generate_series(1::int8, {rows}::int8) i; \
+         VACUUM ANALYZE {STREAM};"
+    ))
+    .map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Counts what is written.
+struct Counter(u64);
+
+impl Write for Counter {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn request(src: &mut Source, pairs: &[(&str, &str)]) -> Result<RowsRequest, BenchError> {
+    let schema = src
+        .streams()?
+        .into_iter()
+        .find(|s| s.name == STREAM)
+        .ok_or_else(|| setup("stream")("missing".into()))?;
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let mut req = RowsRequest::parse(&pairs, &columns(&schema), 0)?;
+    req.limit = None;
+    Ok(req)
+}
+
+fn timed(src: &mut Source, req: &RowsRequest) -> Result<(Duration, u64), BenchError> {
+    let mut out = Counter(0);
+    let t = Instant::now();
+    write_rows(src, STREAM, req, 1_700_000_000, &mut out, None)?;
+    Ok((t.elapsed(), out.0))
+}
+
+fn measure(
+    backend: &'static str,
+    src: &mut Source,
+    opts: &BenchOptions,
+    generate: Duration,
+    reference: Option<(Duration, u64)>,
+) -> Result<BackendReport, BenchError> {
+    let points = opts.points.to_string();
+    let req = request(src, &[("points", &points), ("fields", "oml_ts_server,v"), ("format", "json")])?;
+    let mut times = Vec::new();
+    let mut n = 0;
+    for _ in 0..opts.repeat.max(1) {
+        let mut out = Vec::new();
+        let t = Instant::now();
+        write_rows(src, STREAM, &req, 1_700_000_000, &mut out, None)?;
+        times.push(t.elapsed());
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
+        n = v["rows"].as_array().map_or(0, |r| r.len() as u64);
+    }
+    times.sort();
+    let downsample = times[times.len() / 2];
+    eprintln!("{backend}: points={} -> {n} points in {downsample:.1?} (median of {})", opts.points, times.len());
+    let r = request(src, &[("format", "arrow")])?;
+    let arrow = timed(src, &r)?;
+    eprintln!("{backend}: arrow export {:.2} M rows/s", rate(opts.rows, arrow.0) / 1e6);
+    let r = request(src, &[("format", "json")])?;
+    let json = timed(src, &r)?;
+    eprintln!("{backend}: json export {:.2} M rows/s", rate(opts.rows, json.0) / 1e6);
+    let r = request(src, &[("format", "csv"), ("timestamps", "raw")])?;
+    let csv = timed(src, &r)?;
+    Ok(BackendReport {
+        backend,
+        rows: opts.rows,
+        generate,
+        downsample,
+        points: n,
+        arrow,
+        json,
+        csv,
+        reference,
+    })
+}
+
+/// `sqlite3 -csv FILE "SELECT * FROM stream"` into a counter.
+fn sqlite3_csv(path: &std::path::Path) -> Option<(Duration, u64)> {
+    let t = Instant::now();
+    let mut child = Command::new("sqlite3")
+        .arg("-csv")
+        .arg(path)
+        .arg(format!("SELECT * FROM {STREAM}"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut out = child.stdout.take()?;
+    let n = io::copy(&mut out, &mut Counter(0)).ok()?;
+    child.wait().ok()?.success().then(|| (t.elapsed(), n))
+}
+
+/// `COPY stream TO STDOUT (FORMAT csv)` read to the end.
+fn pg_copy(c: &mut postgres::Client) -> Result<(Duration, u64), postgres::Error> {
+    let t = Instant::now();
+    let mut r = c.copy_out(&format!("COPY {STREAM} TO STDOUT (FORMAT csv)"))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k as u64,
+        }
+    }
+    Ok((t.elapsed(), n))
+}
+
+fn rate(rows: u64, d: Duration) -> f64 {
+    rows as f64 / d.as_secs_f64().max(1e-9)
+}
+
+impl fmt::Display for BackendReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = |x: (Duration, u64)| {
+            format!(
+                "{:>8.2} M rows/s ({:.2?}, {:.0} MB)",
+                rate(self.rows, x.0) / 1e6,
+                x.0,
+                x.1 as f64 / 1e6
+            )
+        };
+        writeln!(f, "{} — {} rows (generated in {:.1?})", self.backend, self.rows, self.generate)?;
+        writeln!(
+            f,
+            "  downsample points=…: {:>8.1} ms ({} points; target <= 200 ms)",
+            self.downsample.as_secs_f64() * 1e3,
+            self.points
+        )?;
+        writeln!(f, "  export arrow:        {} (target >= 1 M rows/s)", r(self.arrow))?;
+        writeln!(f, "  export json:         {}", r(self.json))?;
+        writeln!(f, "  export csv:          {}", r(self.csv))?;
+        match self.reference {
+            Some(x) => {
+                let tool = if self.backend == "sqlite" { "sqlite3 -csv" } else { "COPY TO (csv)" };
+                writeln!(f, "  reference {tool}: {}", r(x))?;
+                writeln!(
+                    f,
+                    "  ratio to reference:  arrow {:.2}  json {:.2}  csv {:.2}",
+                    rate(self.rows, self.arrow.0) / rate(self.rows, x.0),
+                    rate(self.rows, self.json.0) / rate(self.rows, x.0),
+                    rate(self.rows, self.csv.0) / rate(self.rows, x.0)
+                )
+            }
+            None => writeln!(f, "  reference: tool not available"),
+        }
+    }
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in &self.backends {
+            write!(f, "{b}")?;
+        }
+        Ok(())
+    }
+}

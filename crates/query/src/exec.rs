@@ -3,13 +3,14 @@
 //! answer. Runs on tokio's blocking pool, one database connection per
 //! request (readers never block the server's writer).
 
+use std::io::Write;
 use std::time::Duration;
 
 use crate::auth::Caller;
 use crate::body::ChannelWriter;
 use crate::catalog::find_stream;
 use crate::error::QueryError;
-use crate::export::{columns, Cell, ExportError, Source, Timestamps};
+use crate::export::{columns, Cell, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
 use crate::plan;
 use crate::request::{Format, RowsRequest};
@@ -34,7 +35,7 @@ pub fn open(state: &QueryState, caller: &Caller, domain: &str) -> Result<Source,
 }
 
 /// `GET …/rows`: writes the whole answer into `out`.
-pub fn rows(
+pub(crate) fn rows(
     state: &QueryState,
     caller: &Caller,
     domain: &str,
@@ -56,35 +57,48 @@ fn rows_into(
 ) -> Result<(), QueryError> {
     let mut src = open(state, caller, domain)?;
     let schema = find_stream(&mut src, domain, stream)?;
-    let start = src.start_time().map_err(QueryError::Database)?;
-    let req = RowsRequest::parse(pairs, &columns(&schema), start.unwrap_or(0))?;
+    let start = src.start_time().map_err(QueryError::Database)?.unwrap_or(0);
+    let req = RowsRequest::parse(pairs, &columns(&schema), start)?;
     let budget = budget_of(state, &req);
-    let times = Timestamps::new(if req.raw_timestamps {
-        None
-    } else {
-        Some(start.unwrap_or(0))
-    });
+    write_rows(&mut src, &schema.name, &req, start, out, budget)
+}
+
+/// Runs `req` on `table` and writes the answer to `out`: the function
+/// behind `GET …/rows` (also used by the benchmark). `start` is the
+/// experiment's start time (Unix seconds).
+pub fn write_rows<W: Write + Send>(
+    src: &mut Source,
+    table: &str,
+    req: &RowsRequest,
+    start: i64,
+    out: W,
+    budget: Option<Duration>,
+) -> Result<(), QueryError> {
+    let times = Timestamps::new(if req.raw_timestamps { None } else { Some(start) });
     let json = JsonOptions {
         int64_string: req.int64_string,
-        start_time: start.unwrap_or(0),
+        start_time: start,
     };
-    let table = schema.name.clone();
+    if req.points.is_some() && plan::m4_fields(req).is_empty() {
+        return Err(QueryError::bad(
+            "points",
+            "points= needs a numeric field in fields= (int32, uint32, int64, uint64, double)",
+        ));
+    }
     src.with_budget(budget, |src| {
-        let mut sink = RowSink::new(&mut *out, req.format, &req.columns, times, json)?;
+        let mut sink = RowSink::new(out, req.format, &req.columns, times, json)?;
         let d = src.dialect();
         let mut next = None;
         if let Some(points) = req.points {
-            let fields = plan::m4_fields(&req);
-            if fields.is_empty() {
-                return Err(ExportError::Invalid(
-                    "points= needs a numeric field in fields= (int32, uint32, int64, uint64, double)".into(),
-                ));
-            }
+            let fields = plan::m4_fields(req);
             let (t0, t1) = match (req.from, req.to) {
                 (Some(a), Some(b)) => (a, b),
                 (a, b) => {
-                    let r = src.text_rows(&plan::time_range(d, &table, &req))?;
-                    let get = |i: usize| r.first().and_then(|row| row[i].as_deref()?.parse::<f64>().ok());
+                    let r = src.text_rows(&plan::time_range(d, table, req))?;
+                    let get = |i: usize| {
+                        r.first()
+                            .and_then(|row| row[i].as_deref()?.parse::<f64>().ok())
+                    };
                     match (a.or(get(0)), b.or(get(1))) {
                         (Some(a), Some(b)) => (a, b),
                         _ => return sink.finish(None).map(drop),
@@ -92,14 +106,14 @@ fn rows_into(
                 }
             };
             let buckets = (points / 4).max(1);
-            let sql = plan::m4(d, &table, &req, &fields, t0, t1, buckets);
-            src.run(&sql, &plan::selected(&req), |cells| sink.row(&cells[1..]))?;
+            let sql = plan::m4(d, table, req, &fields, t0, t1, buckets);
+            src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
         } else {
-            let sql = plan::rows(d, &table, &req);
+            let sql = plan::rows(d, table, req);
             let mut n = 0u64;
             let mut last = None;
             let limit = req.limit.unwrap_or(u64::MAX);
-            src.run(&sql, &plan::selected(&req), |cells| {
+            src.run(&sql, &plan::selected(req), |cells| {
                 n += 1;
                 if n > limit {
                     next = last;
@@ -114,10 +128,7 @@ fn rows_into(
         sink.finish(next)?;
         Ok(())
     })
-    .map_err(|e| match e {
-        ExportError::Invalid(m) if m.starts_with("points=") => QueryError::bad("points", m),
-        e => QueryError::db(e, budget),
-    })
+    .map_err(|e| QueryError::db(e, budget))
 }
 
 /// Interactive budget, or the export budget for a full file export.

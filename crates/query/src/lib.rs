@@ -24,7 +24,7 @@ pub mod bench;
 mod body;
 pub mod catalog;
 mod error;
-mod exec;
+pub mod exec;
 pub mod export;
 pub mod format;
 mod openapi;
