@@ -56,6 +56,7 @@ pub mod packet;
 pub mod policy;
 pub mod sample;
 pub mod session;
+pub mod source;
 pub mod text;
 mod timefmt;
 

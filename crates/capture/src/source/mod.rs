@@ -1,0 +1,5 @@
+//! Live packet sources.
+
+pub mod afpacket;
+
+pub use afpacket::{AfPacket, AfPacketConfig, FanoutMode, SourceError, SourceStats};
