@@ -38,6 +38,15 @@ pub struct ControlArgs {
         global = true
     )]
     metrics: String,
+    /// Bearer token with the control scope (needed when the server has an --auth-file).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "STREAMGAUGE_TOKEN",
+        hide_env_values = true,
+        global = true
+    )]
+    token: Option<String>,
     #[command(subcommand)]
     command: ControlCommand,
 }
@@ -99,14 +108,12 @@ fn message(action: &str, args: &[String]) -> Result<Value> {
 /// Sends the request and prints the answer.
 pub fn run(args: &ControlArgs) -> Result<bool> {
     let addr = metrics_addr(&args.metrics)?;
-    const WHAT: &str = "server metrics endpoint";
-    let hint = format!("is `streamgauge server` running, and with --metrics {addr}?");
+    let hint = format!("is `streamgauge server` running, and with --metrics or --http {addr}?");
+    let client = httpkit::client::Client::new(&addr.to_string(), "server HTTP endpoint", &hint)
+        .with_token(args.token.clone());
     match &args.command {
         ControlCommand::Status => {
-            print!(
-                "{}",
-                crate::http::request(addr, "GET", "/feedback", "", WHAT, &hint)?
-            );
+            println!("{}", client.get("/feedback")?.trim_end());
         }
         ControlCommand::Send {
             domain,
@@ -121,7 +128,7 @@ pub fn run(args: &ControlArgs) -> Result<bool> {
             }
             let msg = message(action, args)?;
             let path = format!("/control/{domain}/{sender}");
-            let answer = crate::http::request(addr, "POST", &path, &msg.to_string(), WHAT, &hint)?;
+            let answer = client.post_json(&path, &msg)?;
             let ids: Value = serde_json::from_str(answer.trim())
                 .with_context(|| format!("{addr} answered {answer:?}, not JSON"))?;
             println!("sent {msg} to {domain}/{sender}: ids {}", ids["ids"]);

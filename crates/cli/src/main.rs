@@ -8,7 +8,6 @@ mod control;
 mod decode;
 mod docs;
 mod export;
-mod http;
 mod inline;
 mod progress;
 mod proxy;

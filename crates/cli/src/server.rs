@@ -1,6 +1,7 @@
 //! `streamgauge server`: the collection server (an oml2-server replacement).
 
 mod file;
+mod http;
 mod privileges;
 mod security;
 mod signals;
@@ -97,9 +98,12 @@ pub struct ServerArgs {
     /// Configuration file (key = value lines; see the description).
     #[arg(short = 'c', long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Serve the server's own counters as Prometheus text on http://ADDR/metrics.
+    /// Serve the HTTP endpoints (Prometheus /metrics, /feedback, /control, the query API) on ADDR too; the older name of --http.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// The HTTP endpoints: query API, metrics, control (off by default).
+    #[command(flatten)]
+    pub http: http::HttpArgs,
     /// Store the server's own state (tables server_clients, server_stats) in this domain, every second.
     #[arg(long, value_name = "NAME")]
     pub self_domain: Option<String>,
@@ -187,6 +191,7 @@ impl ServerArgs {
             (None, None) => None,
         };
         (server.auth, server.tls) = self.security.resolve(&file)?;
+        self.http.apply(&file, &mut server)?;
         server.self_domain = self
             .self_domain
             .clone()

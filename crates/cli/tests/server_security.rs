@@ -44,7 +44,7 @@ fn malformed_token_file_stops_the_start_with_its_line() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("tokens:3: expected '<domain> <token>'"),
+        err.contains("tokens:3: unknown scope \"two\" (want collect, read or control"),
         "{err}"
     );
 

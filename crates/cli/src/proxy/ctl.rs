@@ -30,6 +30,14 @@ pub struct CtlArgs {
         default_value = "127.0.0.1:3004"
     )]
     pub control: String,
+    /// Bearer token (read scope for status, control scope for pause/resume) when the proxy has an --auth-file.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "STREAMGAUGE_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
 }
 
 /// Sends the request and prints the answer.
@@ -37,19 +45,20 @@ pub fn run(args: &CtlArgs) -> Result<bool> {
     let Some(addr) = super::parse_control(&args.control)? else {
         bail!("--control none: give the address the proxy's --control listens on");
     };
-    let (method, path) = match args.action {
-        Action::Pause => ("POST", "/pause"),
-        Action::Resume => ("POST", "/resume"),
-        Action::Status => ("GET", "/status"),
-    };
-    let body = crate::http::request(
-        addr,
-        method,
-        path,
-        "",
+    let client = httpkit::client::Client::new(
+        &addr.to_string(),
         "proxy control endpoint",
         &format!("is `streamgauge proxy` running, and with --control {addr}?"),
-    )?;
+    )
+    .with_token(args.token.clone());
+    let body = match args.action {
+        Action::Pause => client.post_json("/pause", &serde_json::json!({}))?,
+        Action::Resume => client.post_json("/resume", &serde_json::json!({}))?,
+        Action::Status => client.get("/status")?,
+    };
     print!("{body}");
+    if !body.ends_with('\n') {
+        println!();
+    }
     Ok(true)
 }

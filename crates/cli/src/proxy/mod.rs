@@ -100,6 +100,9 @@ pub struct ProxyArgs {
         default_value = "127.0.0.1:3004"
     )]
     pub control: String,
+    /// Token file for the control endpoint ('<pattern> <token> <scopes>' lines, see `streamgauge server --help`): 'read' may GET /status, 'control' may pause and resume. Without it only loopback clients may use the endpoint, and the reference's line protocol works.
+    #[arg(long, value_name = "FILE")]
+    pub auth_file: Option<PathBuf>,
     /// Name of this proxy in upstream session ids [default: generated once and
     /// kept in the journal directory].
     #[arg(long, value_name = "ID")]
@@ -208,6 +211,7 @@ impl ProxyArgs {
         c.segment_size = self.segment_size;
         c.forward = self.forward;
         c.control = parse_control(&self.control)?;
+        c.auth_file = self.auth_file.clone();
         c.proxy_id = self.proxy_id.clone();
         c.validate().map_err(anyhow::Error::msg)?;
         Ok(c)

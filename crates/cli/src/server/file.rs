@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 23] = [
+pub const KEYS: [&str; 27] = [
     "listen",
     "bind",
     "data-dir",
@@ -37,6 +37,10 @@ pub const KEYS: [&str; 23] = [
     "user",
     "group",
     "feedback-rules",
+    "http",
+    "http-public",
+    "http-cors-origin",
+    "query-budget",
 ];
 
 /// Parsed file: key → values in file order.

@@ -13,7 +13,7 @@ use super::parse;
 /// Token authentication and TLS (all off by default, as in the reference).
 #[derive(Debug, Args)]
 pub struct SecurityArgs {
-    /// Token file: '<domain> <token>' or '<domain> sha256:<hex>' lines; clients of a listed domain must send a matching 'x-streamgauge-auth' header key. Re-read on SIGHUP.
+    /// Token file: '<domain> <token> [scopes]' lines (token may be 'sha256:<hex>'; scopes: collect (default), read, control, comma-separated; read lines may use a glob as domain, control lines '*'). Clients of a listed domain must send a matching 'x-streamgauge-auth' header key; HTTP clients send 'Authorization: Bearer <token>'. Re-read on SIGHUP.
     #[arg(long, value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
     /// Also refuse clients of domains the --auth-file does not list.

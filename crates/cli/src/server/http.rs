@@ -1,0 +1,60 @@
+//! `streamgauge server` flags for the HTTP endpoints (query API, metrics,
+//! feedback control), all on the project's one HTTP stack.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ::server::ServerConfig;
+use anyhow::Result;
+use clap::Args;
+
+use super::file::FileConfig;
+use super::parse;
+
+/// HTTP listener settings (off by default: the OML-compatible default
+/// opens no HTTP port).
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Serve the query API (/api/v1/...), /metrics, /feedback and /control on ADDR:PORT. Without --auth-file only loopback clients are answered (see --http-public); with it, clients send 'Authorization: Bearer <token>' and tokens need the read or control scope.
+    #[arg(long = "http", id = "http", value_name = "ADDR")]
+    pub http_listen: Option<SocketAddr>,
+    /// Without --auth-file, let any address read (never control) over HTTP.
+    #[arg(long)]
+    pub http_public: bool,
+    /// Allow this browser origin (e.g. http://127.0.0.1:8080) to call the HTTP API from its pages (CORS); none by default.
+    #[arg(long, value_name = "ORIGIN")]
+    pub http_cors_origin: Option<String>,
+    /// Cancel a query API request that runs longer than this [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub query_budget: Option<f64>,
+}
+
+impl HttpArgs {
+    /// Command line over the file's keys over the defaults.
+    pub fn apply(&self, file: &FileConfig, server: &mut ServerConfig) -> Result<()> {
+        server.http_listen = match (self.http_listen, file.get("http")) {
+            (Some(a), _) => Some(a),
+            (None, Some(v)) => Some(parse("http", v)?),
+            (None, None) => None,
+        };
+        server.http_public = match (self.http_public, file.get("http-public")) {
+            (true, _) => true,
+            (false, Some(v)) => parse("http-public", v)?,
+            (false, None) => false,
+        };
+        server.http_cors_origin = self
+            .http_cors_origin
+            .clone()
+            .or_else(|| file.get("http-cors-origin").map(str::to_owned));
+        let budget = match (self.query_budget, file.get("query-budget")) {
+            (Some(b), _) => b,
+            (None, Some(v)) => parse("query-budget", v)?,
+            (None, None) => 10.0,
+        };
+        if !(budget.is_finite() && budget > 0.0 && budget <= 86_400.0) {
+            anyhow::bail!("query-budget {budget}: want seconds between 0 and 86400");
+        }
+        server.query_budget = Duration::from_secs_f64(budget);
+        Ok(())
+    }
+}
