@@ -43,8 +43,7 @@ fn bench(c: &mut Criterion) {
     let cfg = SessionConfig::from_json(&format!(
         r#"{{"name":"full","filter":"udp","header_only":true,"fields":["ip.src","ip.dst","ip.proto","ip.len","ports"],
         "anonymization":{{"key":"k"}},"rollover":{{"bytes":50000000}},"quota":{{"bytes":200000000,"policy":"delete_oldest"}},
-        "outputs":[{{"type":"pcap"}},{{"type":"ipfix","target":{{"transport":"file","path":"{}"}}}}]}}"#,
-        dir.path().join("f.ipfix").display()
+        "outputs":[{{"type":"pcap"}},{{"type":"ipfix","target":{{"transport":"file","path":"f.ipfix"}}}}]}}"#
     ))
     .unwrap();
     let mut s = Session::new(cfg, &env).unwrap();

@@ -203,9 +203,20 @@ impl SessionConfig {
             }
         }
         for o in &self.outputs {
-            if let OutputConfig::Ipfix { flows, .. } = o {
+            if let OutputConfig::Ipfix { flows, target, .. } = o {
                 if flows.idle_timeout_s == 0 || flows.active_timeout_s == 0 {
                     return bad("outputs.flows", "timeouts must be >= 1 s".into());
+                }
+                if let IpfixTarget::File { path } = target {
+                    let plain = path
+                        .components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)));
+                    if !plain || path.as_os_str().is_empty() {
+                        return bad(
+                            "outputs.target.path",
+                            format!("{} must be a relative path without '..' (it is placed in the session directory)", path.display()),
+                        );
+                    }
                 }
             }
         }

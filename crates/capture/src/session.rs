@@ -12,11 +12,13 @@ use crate::cryptopan::{CryptoPan, Key};
 use crate::cut::{Cutter, FieldSet};
 use crate::filter::{Filter, FilterError};
 use crate::flow::{FlowRecord, FlowTable};
-use crate::ipfix::{ExportError, Exporter};
+use crate::ipfix::{ExportError, Exporter, IpfixTarget};
 use crate::metadata::FileMetadata;
 use crate::output::{ClosedFile, RotatingWriter, WriteError, WriterConfig, Written};
 use crate::packet::Parsed;
 use crate::sample::Sampler;
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
@@ -67,10 +69,10 @@ pub enum SessionError {
     /// An IPFIX exporter failed.
     #[error(transparent)]
     Export(#[from] ExportError),
-    /// Writing a metadata document failed.
-    #[error("metadata for {path}: {source}")]
+    /// Writing a metadata document or creating the session directory failed.
+    #[error("{path}: {source}")]
     Metadata {
-        /// The packet file.
+        /// The file or directory.
         path: String,
         /// The I/O error.
         source: std::io::Error,
@@ -162,9 +164,27 @@ impl Session {
                 domain,
             } = o
             {
+                // IPFIX files live in the session directory (validated relative path).
+                let target = match target {
+                    IpfixTarget::File { path } => {
+                        let dir = env.data_dir.join(&cfg.name);
+                        DirBuilder::new()
+                            .recursive(true)
+                            .mode(0o700)
+                            .create(&dir)
+                            .map_err(|source| SessionError::Metadata {
+                                path: dir.display().to_string(),
+                                source,
+                            })?;
+                        IpfixTarget::File {
+                            path: dir.join(path),
+                        }
+                    }
+                    t => t.clone(),
+                };
                 flows.push(FlowOutput {
                     table: FlowTable::new(*fc),
-                    exporter: Exporter::open(target, *domain, *resolution, fc.biflow)?,
+                    exporter: Exporter::open(&target, *domain, *resolution, fc.biflow)?,
                 });
             }
         }
@@ -316,6 +336,11 @@ impl Session {
         }
         if let Some(w) = &mut self.writer {
             w.tick(now_ns)?;
+            // Bound what a crash can lose to one tick's worth of records.
+            w.flush()?;
+        }
+        for fo in &mut self.flows {
+            fo.exporter.flush()?;
         }
         self.hand_off_closed();
         Ok(())

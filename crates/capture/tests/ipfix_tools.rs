@@ -143,12 +143,11 @@ fn tshark_decodes_ipfix_without_expert_errors() {
     let (frames, _, _) = traffic();
     let input = t.path().join("in.pcap");
     write_pcap(&input, &frames);
-    let ipfix = t.path().join("flows.ipfix");
+    let ipfix = t.path().join("out/fl/flows.ipfix");
     for (biflow, res) in [(false, "milliseconds"), (true, "nanoseconds")] {
         let cfg = SessionConfig::from_json(&format!(
-            r#"{{"name":"fl","outputs":[{{"type":"ipfix","target":{{"transport":"file","path":"{}"}},"resolution":"{res}",
-                "flows":{{"idle_timeout_s":2,"active_timeout_s":10,"biflow":{biflow}}}}}]}}"#,
-            ipfix.display()
+            r#"{{"name":"fl","outputs":[{{"type":"ipfix","target":{{"transport":"file","path":"flows.ipfix"}},"resolution":"{res}",
+                "flows":{{"idle_timeout_s":2,"active_timeout_s":10,"biflow":{biflow}}}}}]}}"#
         ))
         .unwrap();
         let env = SessionEnv {

@@ -161,6 +161,13 @@ fn errors_and_policy() {
     assert!(e.to_string().contains("snaplen"), "{e}");
     assert!(SessionConfig::from_json(r#"{"name":"x","bogus":1}"#).is_err());
     assert!(SessionConfig::from_json(r#"{"name":"../x"}"#).is_err());
+    for bad in ["/etc/passwd", "../x.ipfix", ""] {
+        let e = SessionConfig::from_json(&format!(
+            r#"{{"name":"x","outputs":[{{"type":"ipfix","target":{{"transport":"file","path":"{bad}"}}}}]}}"#
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("relative path"), "{e}");
+    }
     let t = tempfile::tempdir().unwrap();
     let cfg = SessionConfig::from_json(r#"{"name":"k","anonymization":{"key":"site"}}"#).unwrap();
     assert!(matches!(
@@ -225,4 +232,35 @@ fn offline_runs_are_reproducible() {
     }
     // Metadata mention the source path, identical here; packet files byte for byte.
     assert_eq!(outputs[0], outputs[1]);
+}
+
+#[test]
+fn offline_reads_pcapng_input() {
+    let t = tempfile::tempdir().unwrap();
+    let fmt = capture::output::FileFormat::Pcapng;
+    let mut b = fmt.header(65535, "in0");
+    for i in 0..10u64 {
+        let f = frame4([10, 0, 0, 1], [10, 0, 0, 2], 17, 1, 2, 0, b"abc");
+        fmt.record(
+            1_700_000_000_000_000_007 + i,
+            &f,
+            f.len() as u32 + 5,
+            &mut b,
+        );
+    }
+    let input = t.path().join("in.pcapng");
+    std::fs::write(&input, b).unwrap();
+    let cfg = SessionConfig::from_json(r#"{"name":"n","filter":"udp"}"#).unwrap();
+    let sum = capture::run_file(&input, vec![cfg], &env(t.path())).unwrap();
+    assert_eq!(sum.packets, 10);
+    assert_eq!(
+        sum.first_ns, 1_700_000_000_000_000_007,
+        "nanoseconds preserved"
+    );
+    assert_eq!(
+        sum.bytes,
+        10 * (14 + 20 + 8 + 3 + 5),
+        "wire length, not captured length"
+    );
+    assert_eq!(sum.sessions[0].1.matched, 10);
 }

@@ -30,7 +30,7 @@ pub enum IpfixTarget {
     },
     /// An IPFIX file (created 0600).
     File {
-        /// File path.
+        /// File path; in a session, relative to the session directory.
         path: PathBuf,
     },
 }
@@ -198,5 +198,36 @@ impl Exporter {
             target: self.target.clone(),
             source,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn udp_templates_are_refreshed() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let target = IpfixTarget::Udp {
+            collector: rx.local_addr().unwrap(),
+            template_refresh_s: 60,
+        };
+        let mut e = Exporter::open(&target, 1, TimeResolution::Milliseconds, false).unwrap();
+        let s = 1_000_000_000u64;
+        for t in [0, 30, 61, 90, 121] {
+            e.export(t * s, &[]).unwrap();
+        }
+        let mut templates = 0;
+        let mut buf = [0u8; 2000];
+        rx.set_nonblocking(true).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        while let Ok(n) = rx.recv(&mut buf) {
+            assert_eq!(u16::from_be_bytes([buf[16], buf[17]]), 2, "template set");
+            assert_eq!(u16::from_be_bytes([buf[2], buf[3]]) as usize, n);
+            templates += 1;
+        }
+        assert_eq!(templates, 3, "at 0, 61 and 121 s");
     }
 }
