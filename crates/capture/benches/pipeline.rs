@@ -40,11 +40,11 @@ fn bench(c: &mut Criterion) {
     let fr = frames();
     let mut g = c.benchmark_group("pipeline");
     g.throughput(Throughput::Elements(fr.len() as u64));
-    let cfg = SessionConfig::from_json(&format!(
-        r#"{{"name":"full","filter":"udp","header_only":true,"fields":["ip.src","ip.dst","ip.proto","ip.len","ports"],
-        "anonymization":{{"key":"k"}},"rollover":{{"bytes":50000000}},"quota":{{"bytes":200000000,"policy":"delete_oldest"}},
-        "outputs":[{{"type":"pcap"}},{{"type":"ipfix","target":{{"transport":"file","path":"f.ipfix"}}}}]}}"#
-    ))
+    let cfg = SessionConfig::from_json(
+        r#"{"name":"full","filter":"udp","header_only":true,"fields":["ip.src","ip.dst","ip.proto","ip.len","ports"],
+        "anonymization":{"key":"k"},"rollover":{"bytes":50000000},"quota":{"bytes":200000000,"policy":"delete_oldest"},
+        "outputs":[{"type":"pcap"},{"type":"ipfix","target":{"transport":"file","path":"f.ipfix"}}]}"#,
+    )
     .unwrap();
     let mut s = Session::new(cfg, &env).unwrap();
     let mut ts = 1_700_000_000_000_000_000u64;
