@@ -286,6 +286,29 @@ mod tests {
     }
 
     #[test]
+    fn key_files() {
+        let t = tempfile::tempdir().unwrap();
+        let raw = t.path().join("raw");
+        std::fs::write(&raw, [0x15u8; 32]).unwrap();
+        assert_eq!(Key::from_file(&raw).unwrap(), Key::from_bytes([0x15; 32]));
+        let hex = t.path().join("hex");
+        std::fs::write(&hex, format!("{KEY}\r\n")).unwrap();
+        assert_eq!(
+            Key::from_file(&hex).unwrap(),
+            Key::parse(KEY.as_bytes()).unwrap()
+        );
+        std::fs::write(&hex, &KEY[..63]).unwrap();
+        assert!(matches!(
+            Key::from_file(&hex),
+            Err(KeyError::Format { len: 63 })
+        ));
+        assert!(matches!(
+            Key::from_file(&t.path().join("none")),
+            Err(KeyError::Read { .. })
+        ));
+    }
+
+    #[test]
     fn cached_equals_uncached_and_preserves_prefixes() {
         let mut c = CryptoPan::new(&Key::parse(KEY.as_bytes()).unwrap());
         let mut x = 0x1234_5678u32;

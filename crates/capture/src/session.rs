@@ -350,6 +350,10 @@ impl Session {
         let Some(w) = &mut self.writer else { return };
         let closed = w.take_closed();
         for f in closed {
+            if !f.path.exists() {
+                // Closed and deleted at once by the delete_oldest quota policy.
+                continue;
+            }
             let filter = self.filter.expression().to_string();
             let md = FileMetadata::new(&self.cfg, &filter, &self.source, &f, &self.counters);
             let metadata = match md.write_beside(&f.path) {

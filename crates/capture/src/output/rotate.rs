@@ -279,6 +279,13 @@ impl RotatingWriter {
                     if let Some((path, bytes)) = self.kept.pop_front() {
                         tracing::warn!(session = %self.cfg.session, file = %path.display(), "quota reached, policy delete_oldest: deleting file");
                         std::fs::remove_file(&path).map_err(io("delete", &path))?;
+                        // The metadata documents written beside it go too.
+                        for ext in ["json", "xml"] {
+                            let mut m = path.as_os_str().to_owned();
+                            m.push(".");
+                            m.push(ext);
+                            let _ = std::fs::remove_file(m);
+                        }
                         self.on_disk -= bytes;
                     } else if self.current.as_ref().is_some_and(|c| c.packets > 0) {
                         // Only the open file is left: close it so it can go.
