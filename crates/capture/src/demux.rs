@@ -102,6 +102,17 @@ impl Demux {
         }
     }
 
+    /// Counter snapshots of the sessions whose interval has elapsed at `now_ns`.
+    pub fn poll_counters(&mut self, now_ns: u64) -> Vec<(String, Counters)> {
+        self.sessions
+            .iter_mut()
+            .filter_map(|s| {
+                s.poll_counters(now_ns)
+                    .map(|c| (s.config().name.clone(), c))
+            })
+            .collect()
+    }
+
     /// Sets the kernel drop counter of every session (shared source).
     pub fn set_kernel_drops(&mut self, n: u64) {
         for s in &mut self.sessions {

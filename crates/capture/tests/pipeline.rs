@@ -61,6 +61,11 @@ fn demux_256_sessions_share_filters() {
         assert_eq!(c.stored, stored, "session {i}");
         assert_eq!(c.sampled_out, matched - stored);
     }
+    assert!(
+        d.poll_counters(0).is_empty(),
+        "first poll starts the interval"
+    );
+    assert_eq!(d.poll_counters(10_000_000_000).len(), 256);
     d.set_kernel_drops(7);
     let r = d.stop_all(200_000_000);
     assert!(r.iter().all(|(_, c)| c.as_ref().unwrap().kernel_drops == 7));
