@@ -98,7 +98,15 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
         .spawn()
         .unwrap();
     let mut nfcapd = Kill(child);
-    std::thread::sleep(Duration::from_millis(700));
+    // Ready once the port is taken (our bind fails).
+    let t0 = std::time::Instant::now();
+    while std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "nfcapd did not bind 127.0.0.1:{port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let cfg = SessionConfig::from_json(&format!(
         r#"{{"name":"fl","outputs":[{{"type":"ipfix","target":{{"transport":"udp","collector":"127.0.0.1:{port}","template_refresh_s":5}},
             "flows":{{"idle_timeout_s":2,"active_timeout_s":10}}}}]}}"#
