@@ -353,3 +353,13 @@ impl RotatingWriter {
         Ok(Written::Stored)
     }
 }
+
+impl Drop for RotatingWriter {
+    /// Writes buffered records so a file left open (session dropped without
+    /// `stop`) still ends on a complete record.
+    fn drop(&mut self) {
+        if let Err(e) = self.flush() {
+            tracing::warn!(session = %self.cfg.session, error = %e, "flush on drop failed");
+        }
+    }
+}
