@@ -20,10 +20,12 @@
 //! `collect`):
 //!
 //! ```text
-//! lab1     s3cret-token                 # collect into lab1 (as above)
-//! lab1     s3cret-token   collect,read  # …and read lab1 over HTTP
-//! lab*     reader-token   read          # read every domain starting with "lab"
-//! *        ops-token      read,control  # read everything, steer senders
+//! # collect into lab1 (as above), and read it over HTTP
+//! lab1     s3cret-token   collect,read
+//! # read every domain whose name starts with "lab"
+//! lab*     reader-token   read
+//! # read everything, steer senders
+//! *        ops-token      read,control
 //! ```
 //!
 //! - `collect`: send streams into that domain (OMSP); the first column must

@@ -38,6 +38,12 @@ impl Commits {
     }
 }
 
+impl query::CommitFeed for Commits {
+    fn subscribe(&self, domain: &str) -> watch::Receiver<u64> {
+        Commits::subscribe(self, domain)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -422,10 +422,21 @@ fn http_config(
     })
 }
 
-/// The query API, served under `/api/v1`.
+/// The query API, served under `/api/v1` on the HTTP listeners; it reads
+/// the same databases through its own connections (SQLite WAL readers,
+/// separate PostgreSQL sessions), so readers never block the writers.
 fn api_router(
-    _config: &ServerConfig,
-    _commits: &Arc<crate::commits::Commits>,
+    config: &ServerConfig,
+    commits: &Arc<crate::commits::Commits>,
 ) -> Option<axum::Router> {
-    None
+    let backend = match &config.backend {
+        Backend::Sqlite => query::Backend::Sqlite {
+            dir: config.data_dir.clone(),
+        },
+        Backend::Postgres(opts) => query::Backend::Postgres(opts.clone()),
+    };
+    let mut state = query::QueryState::new(backend)
+        .with_feed(Arc::clone(commits) as Arc<dyn query::CommitFeed>);
+    state.budget = Some(config.query_budget);
+    Some(query::router(state))
 }
