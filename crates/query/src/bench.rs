@@ -120,7 +120,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
         pg_stream(pg, opts.rows).map_err(setup("PostgreSQL"))?;
         let generate = t.elapsed();
         eprintln!("postgresql: {} rows generated in {generate:.1?}", opts.rows);
-        let mut client = pg.connect(DOMAIN).map_err(|e| setup("PostgreSQL")(e.to_string()))?;
+        let mut client = pg
+            .connect(DOMAIN)
+            .map_err(|e| setup("PostgreSQL")(e.to_string()))?;
         let reference = pg_copy(&mut client).ok();
         let mut src = Source::Postgres(client);
         backends.push(measure("postgresql", &mut src, opts, generate, reference)?);
@@ -132,12 +134,12 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
 /// Domain of the generated stream.
 const DOMAIN: &str = "bench_query";
 
-
 fn sqlite_stream(opts: &BenchOptions) -> Result<PathBuf, String> {
     let e = |e: &dyn fmt::Display| e.to_string();
     let path = opts.dir.join(format!("{DOMAIN}.sq3"));
     let _ = std::fs::remove_file(&path);
-    let mut db = SqliteStore::open(&opts.dir, DOMAIN, SqliteOptions::default()).map_err(|x| e(&x))?;
+    let mut db =
+        SqliteStore::open(&opts.dir, DOMAIN, SqliteOptions::default()).map_err(|x| e(&x))?;
     db.ensure_start_time(1_700_000_000).map_err(|x| e(&x))?;
     db.sender_id("bench").map_err(|x| e(&x))?;
     db.register_schema(&Schema::parse(SCHEMA).map_err(|x| e(&x))?)
@@ -220,7 +222,14 @@ fn measure(
     reference: Option<(Duration, u64)>,
 ) -> Result<BackendReport, BenchError> {
     let points = opts.points.to_string();
-    let req = request(src, &[("points", &points), ("fields", "oml_ts_server,v"), ("format", "json")])?;
+    let req = request(
+        src,
+        &[
+            ("points", &points),
+            ("fields", "oml_ts_server,v"),
+            ("format", "json"),
+        ],
+    )?;
     let mut times = Vec::new();
     let mut n = 0;
     for _ in 0..opts.repeat.max(1) {
@@ -233,13 +242,23 @@ fn measure(
     }
     times.sort();
     let downsample = times[times.len() / 2];
-    eprintln!("{backend}: points={} -> {n} points in {downsample:.1?} (median of {})", opts.points, times.len());
+    eprintln!(
+        "{backend}: points={} -> {n} points in {downsample:.1?} (median of {})",
+        opts.points,
+        times.len()
+    );
     let r = request(src, &[("format", "arrow")])?;
     let arrow = timed(src, &r)?;
-    eprintln!("{backend}: arrow export {:.2} M rows/s", rate(opts.rows, arrow.0) / 1e6);
+    eprintln!(
+        "{backend}: arrow export {:.2} M rows/s",
+        rate(opts.rows, arrow.0) / 1e6
+    );
     let r = request(src, &[("format", "json")])?;
     let json = timed(src, &r)?;
-    eprintln!("{backend}: json export {:.2} M rows/s", rate(opts.rows, json.0) / 1e6);
+    eprintln!(
+        "{backend}: json export {:.2} M rows/s",
+        rate(opts.rows, json.0) / 1e6
+    );
     let r = request(src, &[("format", "csv"), ("timestamps", "raw")])?;
     let csv = timed(src, &r)?;
     Ok(BackendReport {
@@ -299,19 +318,31 @@ impl fmt::Display for BackendReport {
                 x.1 as f64 / 1e6
             )
         };
-        writeln!(f, "{} — {} rows (generated in {:.1?})", self.backend, self.rows, self.generate)?;
+        writeln!(
+            f,
+            "{} — {} rows (generated in {:.1?})",
+            self.backend, self.rows, self.generate
+        )?;
         writeln!(
             f,
             "  downsample points=…: {:>8.1} ms ({} points; target <= 200 ms)",
             self.downsample.as_secs_f64() * 1e3,
             self.points
         )?;
-        writeln!(f, "  export arrow:        {} (target >= 1 M rows/s)", r(self.arrow))?;
+        writeln!(
+            f,
+            "  export arrow:        {} (target >= 1 M rows/s)",
+            r(self.arrow)
+        )?;
         writeln!(f, "  export json:         {}", r(self.json))?;
         writeln!(f, "  export csv:          {}", r(self.csv))?;
         match self.reference {
             Some(x) => {
-                let tool = if self.backend == "sqlite" { "sqlite3 -csv" } else { "COPY TO (csv)" };
+                let tool = if self.backend == "sqlite" {
+                    "sqlite3 -csv"
+                } else {
+                    "COPY TO (csv)"
+                };
                 writeln!(f, "  reference {tool}: {}", r(x))?;
                 writeln!(
                     f,

@@ -74,7 +74,11 @@ pub fn write_rows<W: Write + Send>(
     out: W,
     budget: Option<Duration>,
 ) -> Result<(), QueryError> {
-    let times = Timestamps::new(if req.raw_timestamps { None } else { Some(start) });
+    let times = Timestamps::new(if req.raw_timestamps {
+        None
+    } else {
+        Some(start)
+    });
     let json = JsonOptions {
         int64_string: req.int64_string,
         start_time: start,

@@ -307,7 +307,7 @@ fn tokens_limit_what_a_caller_reads() {
         }
     }
     let (dir, _a) = sqlite("lab1");
-    let _b = SqliteStoreGuard::new(dir.path(), "other");
+    let _b = another_domain(dir.path(), "other");
     let config = httpkit::HttpConfig {
         access: httpkit::Access {
             authenticator: Some(std::sync::Arc::new(Tokens)),
@@ -333,15 +333,11 @@ fn tokens_limit_what_a_caller_reads() {
     assert_eq!(s, 401);
 }
 
-/// A second domain.
-struct SqliteStoreGuard;
-impl SqliteStoreGuard {
-    fn new(dir: &std::path::Path, domain: &str) -> store::SqliteStore {
-        let mut db =
-            store::SqliteStore::open(dir, domain, store::SqliteOptions::default()).unwrap();
-        fill(&mut db);
-        db
-    }
+/// A second domain in `dir`.
+fn another_domain(dir: &std::path::Path, domain: &str) -> store::SqliteStore {
+    let mut db = store::SqliteStore::open(dir, domain, store::SqliteOptions::default()).unwrap();
+    fill(&mut db);
+    db
 }
 
 /// Hostile parameters get 200, 400 or 404, never a database error, and

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use store::{Row, Sink};
+use store::Row;
 
 /// One SSE event.
 #[derive(Debug, Default, Clone)]

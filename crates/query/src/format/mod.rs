@@ -18,7 +18,7 @@ pub enum RowSink<'a, W: Write + Send> {
     /// `format=csv` / `jsonl` (the export's writer).
     Text(TextWriter<'a, W>),
     /// `format=arrow`.
-    Arrow(ArrowWriter<W>),
+    Arrow(Box<ArrowWriter<W>>),
     /// `format=parquet` (the export's writer).
     Parquet(Box<ParquetWriter<W>>),
 }
@@ -45,7 +45,7 @@ impl<'a, W: Write + Send> RowSink<'a, W> {
             Format::Json => RowSink::Json(JsonWriter::new(out, cols, times, json)?),
             Format::Csv => RowSink::Text(TextWriter::new(out, cols, times, false)?),
             Format::Jsonl => RowSink::Text(TextWriter::new(out, cols, times, true)?),
-            Format::Arrow => RowSink::Arrow(ArrowWriter::new(out, cols, times)?),
+            Format::Arrow => RowSink::Arrow(Box::new(ArrowWriter::new(out, cols, times)?)),
             Format::Parquet => RowSink::Parquet(Box::new(ParquetWriter::new(out, cols, times)?)),
         })
     }

@@ -55,20 +55,21 @@ pub struct Predicate {
 
 /// Splits one `where` parameter on commas outside double quotes.
 pub fn split(s: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+    let mut out = Vec::new();
+    let mut cur = String::new();
     let mut quoted = false;
     for c in s.chars() {
         match c {
-            '"' => {
-                quoted = !quoted;
-                out.last_mut().map(|x| x.push(c));
-            }
-            ',' if !quoted => out.push(String::new()),
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
             _ => {
-                out.last_mut().map(|x| x.push(c));
+                if c == '"' {
+                    quoted = !quoted;
+                }
+                cur.push(c);
             }
         }
     }
+    out.push(cur);
     out.into_iter().filter(|x| !x.trim().is_empty()).collect()
 }
 
