@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{broadcast, Notify};
 use tokio::task::{JoinHandle, JoinSet};
+use tracing::Instrument;
 
 use crate::config::{ArchiverConfig, ConfigError, TargetConfig};
 use crate::digest::digest_file;
@@ -168,7 +169,8 @@ impl Archiver {
 
     /// Queues `local_path` for upload as `remote_name` (relative, may contain
     /// `/`) to each named target. Durable when it returns. Enqueueing the same
-    /// local path again only adds targets it did not have.
+    /// local path again only adds targets it did not have (a path whose file
+    /// was already archived and deleted counts as a new file).
     pub fn enqueue(
         &self,
         local_path: &Path,
@@ -284,7 +286,9 @@ async fn run(inner: Arc<Inner>) {
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .insert((job.file_id, job.target.clone()));
-                        tasks.spawn(attempt(inner.clone(), job));
+                        let span = tracing::info_span!("archive_attempt",
+                            file = %job.local_path.display(), target = %job.target);
+                        tasks.spawn(attempt(inner.clone(), job).instrument(span));
                     }
                 }
                 Err(e) => tracing::error!(error = %e, "archive queue"),

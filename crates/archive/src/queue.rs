@@ -171,7 +171,9 @@ impl Queue {
 
     /// Records a file for the given targets. Returns the file id and whether
     /// it was new; enqueueing the same local path again adds only missing
-    /// targets (never a second upload of a confirmed one).
+    /// targets (never a second upload of a confirmed one) — unless that path
+    /// was archived and removed already, in which case it is a new file
+    /// reusing the name and starts afresh.
     pub fn add(
         &self,
         local_path: &Path,
@@ -181,11 +183,25 @@ impl Queue {
         let local = local_path.to_string_lossy().into_owned();
         self.with(|c| {
             let tx = c.transaction()?;
-            let existing: Option<i64> = tx
-                .query_row("SELECT id FROM files WHERE local_path = ?1", [&local], |r| r.get(0))
+            let existing: Option<(i64, bool)> = tx
+                .query_row(
+                    "SELECT id, local_deleted FROM files WHERE local_path = ?1",
+                    [&local],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
                 .optional()?;
             let (id, new) = match existing {
-                Some(id) => (id, false),
+                Some((id, false)) => (id, false),
+                // The path was archived and its file removed before: this is
+                // a new file that reuses the name, so it starts afresh.
+                Some((id, true)) => {
+                    tx.execute(
+                        "UPDATE files SET remote_name = ?2, local_deleted = 0 WHERE id = ?1",
+                        params![id, remote_name],
+                    )?;
+                    tx.execute("DELETE FROM jobs WHERE file_id = ?1", [id])?;
+                    (id, true)
+                }
                 None => {
                     tx.execute(
                         "INSERT INTO files (local_path, remote_name) VALUES (?1, ?2)",
@@ -437,6 +453,12 @@ mod tests {
         assert_eq!(q.completed_undeleted().unwrap().len(), 1);
         q.set_local_deleted(due[0].file_id).unwrap();
         assert!(q.completed_undeleted().unwrap().is_empty());
+        // a new file reusing an archived path is queued afresh
+        let (_, new) = q
+            .add(Path::new("/cap/1.pcap"), "1b.pcap", &targets)
+            .unwrap();
+        assert!(new);
+        assert_eq!(q.due(0, 10, |_, _| false).unwrap().len(), 2);
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub enum SftpError {
     },
 }
 
+/// Bytes per read/write call; russh-sftp splits writes to the server's
+/// limit and keeps several in flight, and reads up to this much per request.
+const IO_CHUNK: usize = 256 * 1024;
+
 /// A configured SFTP destination with its key loaded.
 pub struct SftpTarget {
     /// Connection settings.
@@ -282,6 +286,9 @@ impl SftpTarget {
             None => (".".to_string(), final_path.clone()),
         };
         make_dirs(sftp, &parent).await?;
+        // Leftovers of interrupted attempts go first (a fresh name is used
+        // below, so nothing another attempt verifies is ever reopened).
+        remove_stale_parts(sftp, &parent, &base).await;
 
         if let Ok(meta) = sftp.metadata(final_path.clone()).await {
             if meta.size == Some(digest.size)
@@ -296,8 +303,7 @@ impl SftpTarget {
 
         // A unique temporary name per attempt: an attempt abandoned by a
         // crash can never write into the file another attempt verifies and
-        // renames. Leftovers of earlier attempts are removed first.
-        remove_stale_parts(sftp, &parent, &base).await;
+        // renames.
         let part = format!("{parent}/.{base}.{:016x}.part", rand::random::<u64>());
         let mut remote = sftp
             .create(part.clone())
@@ -310,7 +316,7 @@ impl SftpTarget {
                 path: local.display().to_string(),
                 reason: e.to_string(),
             })?;
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; IO_CHUNK];
         loop {
             let n = file.read(&mut buf).await.map_err(|e| SftpError::Op {
                 op: "read local",
@@ -412,7 +418,7 @@ async fn remote_sha256(sftp: &SftpSession, path: &str) -> Result<String, SftpErr
         .await
         .map_err(op_err("open for read-back", path))?;
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; IO_CHUNK];
     loop {
         let n = f.read(&mut buf).await.map_err(|e| SftpError::Op {
             op: "read-back",
