@@ -43,6 +43,7 @@ pub mod bpf;
 pub mod checksum;
 pub mod config;
 pub mod counters;
+pub mod daemon;
 pub mod cryptopan;
 pub mod cut;
 pub mod demux;

@@ -1,0 +1,183 @@
+//! The daemon's configuration file (TOML), parsed and validated before
+//! anything starts: unknown keys are errors, and every check that needs no
+//! I/O runs in [`DaemonConfig::validate`].
+//!
+//! ```toml
+//! interfaces = ["eth1"]                 # the only interfaces sessions may use
+//! data_dir = "/var/lib/streamgauge/capture"
+//! listen = "127.0.0.1:7300"             # control API
+//! token_file = "/etc/streamgauge/capture.tokens"
+//! collect = "collector.example.org:3003" # counters as measurement streams
+//! # netns = "tap"                       # open packet sockets in this network namespace
+//!
+//! [keys]                                # anonymisation keys by name
+//! site-2026 = "/etc/streamgauge/site-2026.key"
+//!
+//! [policy]
+//! header_only_forced = true
+//! max_snaplen = 256
+//! ```
+
+use crate::policy::NodePolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 7300))
+}
+
+fn default_max_sessions() -> usize {
+    1024
+}
+
+/// Everything the daemon needs, as written in its configuration file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// Interfaces sessions may capture on; each gets one packet socket,
+    /// opened when its first session starts.
+    pub interfaces: Vec<String>,
+    /// Where sessions write their files (`data_dir/<session>/`).
+    pub data_dir: PathBuf,
+    /// Operator limits every session request is checked against. The
+    /// allowed interfaces default to `interfaces`.
+    #[serde(default)]
+    pub policy: NodePolicy,
+    /// Anonymisation keys by name (sessions name a key, never carry one).
+    #[serde(default)]
+    pub keys: BTreeMap<String, PathBuf>,
+    /// Control API address.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Token file (`<experiment-or-glob> <token> [collect,read,control]`);
+    /// without it only loopback callers are served.
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// Collection server (`HOST:PORT`) receiving each session's counters as
+    /// the stream `capture_counters` in the session's experiment domain.
+    #[serde(default)]
+    pub collect: Option<String>,
+    /// Network namespace (a name under `/var/run/netns`) in which packet
+    /// sockets are opened, for nodes whose tap interfaces live there.
+    #[serde(default)]
+    pub netns: Option<String>,
+    /// Most sessions the node keeps at once.
+    #[serde(default = "default_max_sessions")]
+    pub max_sessions: usize,
+}
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonConfigError {
+    /// Not TOML, or not the expected keys.
+    #[error("capture daemon configuration: {0}")]
+    Parse(String),
+    /// A value is unusable.
+    #[error("capture daemon configuration: {key}: {reason}")]
+    Invalid {
+        /// The key.
+        key: &'static str,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+}
+
+impl DaemonConfig {
+    /// Parses and validates TOML text.
+    pub fn from_toml(text: &str) -> Result<DaemonConfig, DaemonConfigError> {
+        let c: DaemonConfig =
+            toml::from_str(text).map_err(|e| DaemonConfigError::Parse(e.to_string()))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// A minimal configuration (tests, examples).
+    pub fn new(interfaces: &[&str], data_dir: impl Into<PathBuf>) -> DaemonConfig {
+        DaemonConfig {
+            interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
+            data_dir: data_dir.into(),
+            policy: NodePolicy::default(),
+            keys: BTreeMap::new(),
+            listen: default_listen(),
+            token_file: None,
+            collect: None,
+            netns: None,
+            max_sessions: default_max_sessions(),
+        }
+    }
+
+    /// Checks values without I/O.
+    pub fn validate(&self) -> Result<(), DaemonConfigError> {
+        let bad = |key, reason: String| Err(DaemonConfigError::Invalid { key, reason });
+        if self.interfaces.is_empty() {
+            return bad("interfaces", "list at least one interface".into());
+        }
+        for i in &self.interfaces {
+            if i.is_empty() || i.len() > 15 || i.contains(['/', ' ', '\0']) {
+                return bad("interfaces", format!("{i:?} is not an interface name"));
+            }
+        }
+        if self.data_dir.as_os_str().is_empty() {
+            return bad("data_dir", "must not be empty".into());
+        }
+        if let Some(allowed) = &self.policy.allowed_interfaces {
+            if let Some(i) = allowed.iter().find(|i| !self.interfaces.contains(i)) {
+                return bad(
+                    "policy.allowed_interfaces",
+                    format!("{i:?} is not in interfaces"),
+                );
+            }
+        }
+        if let Some(c) = &self.collect {
+            match c.rsplit_once(':') {
+                Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
+                _ => return bad("collect", format!("{c:?} is not HOST:PORT")),
+            }
+        }
+        if let Some(n) = &self.netns {
+            if n.is_empty() || n.contains('/') {
+                return bad("netns", format!("{n:?} is not a namespace name"));
+            }
+        }
+        if self.max_sessions == 0 {
+            return bad("max_sessions", "must be >= 1".into());
+        }
+        Ok(())
+    }
+
+    /// The policy in force: the configured one, with the allowed interfaces
+    /// defaulting to `interfaces`.
+    pub fn effective_policy(&self) -> NodePolicy {
+        let mut p = self.policy.clone();
+        if p.allowed_interfaces.is_none() {
+            p.allowed_interfaces = Some(self.interfaces.clone());
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        let ok = "interfaces = [\"eth1\"]\ndata_dir = \"/tmp/x\"\n[policy]\nmax_snaplen = 128\n";
+        let c = DaemonConfig::from_toml(ok).unwrap();
+        assert_eq!(
+            c.effective_policy().allowed_interfaces,
+            Some(vec!["eth1".into()])
+        );
+        let e = DaemonConfig::from_toml(&format!("{ok}bogus = 1\n")).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = DaemonConfig::from_toml("interfaces = []\ndata_dir = \"/x\"\n").unwrap_err();
+        assert!(e.to_string().contains("interfaces"), "{e}");
+        let e = DaemonConfig::from_toml(
+            "interfaces = [\"a\"]\ndata_dir = \"/x\"\ncollect = \"nohost\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("HOST:PORT"), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+//! The capture daemon: one packet socket per tapped interface, sessions
+//! added and removed at run time through an HTTP/JSON control API, each
+//! packet read once and demultiplexed to every session on its interface.
+//!
+//! ```text
+//! config file ─► DaemonConfig::validate ─► Daemon::start
+//!                                            ├─ control API (httpkit/axum) ─► Shared (registry, ops)
+//!                                            └─ per interface, on first start: source thread
+//!                                                 AF_PACKET ring ─► Demux ─► Sessions ─► files
+//!                                                 every 250 ms: tick, counters ─► registry,
+//!                                                 snapshots ─► collection server (capture_counters)
+//! ```
+//!
+//! Who may do what: a session belongs to an *experiment* (a domain name,
+//! given at creation, default the session name). A token may see and
+//! control a session when the token file grants it `read` on that
+//! experiment (globs allowed); a `control` token (`*`) may do everything.
+//! Sessions a caller may not see answer 404, as if they did not exist.
+//! See `spec/capture-api.md`.
+
+mod api;
+pub mod config;
+pub mod ctl;
+mod metrics;
+mod netns;
+mod openapi;
+mod ops;
+pub mod registry;
+pub mod streams;
+mod sysnet;
+pub mod views;
+mod worker;
+
+pub use api::router;
+pub use config::{DaemonConfig, DaemonConfigError};
+pub use openapi::document as openapi_document;
+pub use ops::OpError;
+pub use registry::State;
+
+use crate::counters::Counters;
+use crate::cryptopan::Key;
+use crate::policy::NodePolicy;
+use registry::Registry;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use streams::CounterStreams;
+use worker::{Command, Worker};
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] DaemonConfigError),
+    /// A key file could not be read.
+    #[error("key {name} ({path}): {source}")]
+    Key {
+        /// Key name.
+        name: String,
+        /// Its file.
+        path: String,
+        /// What failed.
+        source: crate::cryptopan::KeyError,
+    },
+    /// The token file could not be used.
+    #[error(transparent)]
+    Tokens(#[from] httpkit::tokens::TokenFileError),
+    /// The data directory or the listener failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was attempted.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// State shared by the control API and the source threads.
+pub struct Shared {
+    /// The validated configuration.
+    pub config: DaemonConfig,
+    /// The policy in force (allowed interfaces filled in).
+    pub policy: NodePolicy,
+    /// Anonymisation keys by name.
+    keys: BTreeMap<String, Key>,
+    /// Every session.
+    registry: Mutex<Registry>,
+    /// Source threads by interface.
+    workers: Mutex<HashMap<String, Worker>>,
+    /// Counter snapshots to the collection server, when configured.
+    streams: Option<CounterStreams>,
+}
+
+impl Shared {
+    /// Locks the registry (a poisoned lock is still usable: records are plain data).
+    pub fn lock(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends a counter snapshot of session `id` to the collection server.
+    fn report(&self, id: &str, c: &Counters) {
+        let Some(st) = &self.streams else { return };
+        let who = self
+            .lock()
+            .sessions
+            .get(id)
+            .map(|r| (r.experiment.clone(), r.config.interface.clone()));
+        if let Some((exp, iface)) = who {
+            st.send(&exp, id, iface.as_deref().unwrap_or(""), c);
+        }
+    }
+
+    /// Sends the final counters of a stopped session.
+    fn report_final(&self, id: &str, c: &Counters) {
+        self.report(id, c);
+    }
+}
+
+/// A running daemon.
+pub struct Daemon {
+    /// Shared state (also reachable by the API handlers).
+    shared: Arc<Shared>,
+    /// The control API's address.
+    addr: SocketAddr,
+    /// Ends the control API.
+    stop_api: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The control API task.
+    api: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Daemon {
+    /// Loads keys and tokens, creates the data directory, binds the
+    /// control API and starts serving it. Source threads start with the
+    /// first session of their interface.
+    pub async fn start(config: DaemonConfig) -> Result<Daemon, DaemonError> {
+        config.validate()?;
+        let mut keys = BTreeMap::new();
+        for (name, path) in &config.keys {
+            let k = Key::from_file(path).map_err(|source| DaemonError::Key {
+                name: name.clone(),
+                path: path.display().to_string(),
+                source,
+            })?;
+            keys.insert(name.clone(), k);
+        }
+        let authenticator: Option<Arc<dyn httpkit::Authenticator>> = match &config.token_file {
+            Some(p) => Some(Arc::new(httpkit::tokens::TokenFile::load(p)?)),
+            None => None,
+        };
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| DaemonError::Io {
+            what: format!("data directory {}", config.data_dir.display()),
+            source,
+        })?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| DaemonError::Io {
+                what: format!("control API on {}", config.listen),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| DaemonError::Io {
+            what: "control API address".into(),
+            source,
+        })?;
+        let node = hostname();
+        let streams = config
+            .collect
+            .as_deref()
+            .and_then(|c| CounterStreams::new(c, &node));
+        let shared = Arc::new(Shared {
+            policy: config.effective_policy(),
+            config,
+            keys,
+            registry: Mutex::new(Registry::default()),
+            workers: Mutex::new(HashMap::new()),
+            streams,
+        });
+        let http = httpkit::HttpConfig {
+            access: httpkit::Access {
+                authenticator,
+                public: false,
+            },
+            ..httpkit::HttpConfig::default()
+        };
+        let app = http.apply(router(Arc::clone(&shared)));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let api = tokio::spawn(httpkit::serve(listener, app, async {
+            let _ = rx.await;
+        }));
+        tracing::info!(%addr, "capture daemon control API listening");
+        Ok(Daemon {
+            shared,
+            addr,
+            stop_api: Some(tx),
+            api: Some(api),
+        })
+    }
+
+    /// The control API's address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The shared state (tests, embedding).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stops the control API, then every session (files closed with valid
+    /// trailers and their metadata), then the counter streams.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop_api.take() {
+            let _ = tx.send(());
+        }
+        if let Some(api) = self.api.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), api).await;
+        }
+        let shared = Arc::clone(&self.shared);
+        let _ = tokio::task::spawn_blocking(move || {
+            let workers: Vec<Worker> = shared
+                .workers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain()
+                .map(|(_, w)| w)
+                .collect();
+            for mut w in workers {
+                let _ = w.tx.send(Command::Shutdown);
+                if let Some(t) = w.thread.take() {
+                    let _ = t.join();
+                }
+            }
+            if let Some(s) = &shared.streams {
+                s.close();
+            }
+        })
+        .await;
+    }
+}
+
+/// This node's name, for the counter streams' sender id.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "capture".into())
+}
