@@ -42,12 +42,12 @@ fn config(m: &Moto, work: &Path, bucket: &str, extra: serde_json::Value) -> Arch
 }
 
 /// An independent client to look at the bucket.
-fn reader(m: &Moto) -> Arc<dyn ObjectStore> {
+fn reader(m: &Moto, bucket: &str) -> Arc<dyn ObjectStore> {
     Arc::new(
         AmazonS3Builder::new()
             .with_endpoint(m.endpoint())
             .with_region("us-east-1")
-            .with_bucket_name(BUCKET)
+            .with_bucket_name(bucket)
             .with_allow_http(true)
             .with_access_key_id("testing")
             .with_secret_access_key("testing-secret")
@@ -75,10 +75,10 @@ async fn count(store: &Arc<dyn ObjectStore>) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_identical_bytes_single_and_multipart() {
-    let Some(m) = Moto::start_new() else { return };
-    m.create_bucket(BUCKET);
+    let Some(m) = Moto::shared() else { return };
+    m.create_bucket("t-identical");
     let work = tempfile::tempdir().unwrap();
-    let archiver = Archiver::open(config(&m, work.path(), BUCKET, json!({})))
+    let archiver = Archiver::open(config(m, work.path(), "t-identical", json!({})))
         .await
         .unwrap();
     let sizes = [0usize, 10, 300_000, PART, 2 * PART + 12_345];
@@ -98,7 +98,7 @@ async fn uploads_identical_bytes_single_and_multipart() {
         archiver.stats().unwrap().local_deleted == sizes.len() as u64
     })
     .await;
-    let store = reader(&m);
+    let store = reader(m, "t-identical");
     for (i, data) in contents.iter().enumerate() {
         assert!(
             get(&store, &format!("site-a/s1/f{i}.ipfix")).await == *data,
@@ -146,20 +146,20 @@ async fn server_down_at_first_then_started() {
         archiver.stats().unwrap().done == 1
     })
     .await;
-    assert_eq!(get(&reader(&m), "site-a/early.pcap").await, data);
+    assert_eq!(get(&reader(&m, BUCKET), "site-a/early.pcap").await, data);
     wait_for("local deletion", WAIT, || !p.exists()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
-    let Some(m) = Moto::start_new() else { return };
-    m.create_bucket(BUCKET);
+    let Some(m) = Moto::shared() else { return };
+    m.create_bucket("t-restart");
     let work = tempfile::tempdir().unwrap();
     let n = 6u64;
     let mut contents = Vec::new();
     let uploaded_first;
     {
-        let archiver = Archiver::open(config(&m, work.path(), BUCKET, json!({})))
+        let archiver = Archiver::open(config(m, work.path(), "t-restart", json!({})))
             .await
             .unwrap();
         let mut events = archiver.subscribe();
@@ -180,7 +180,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
         assert!(uploaded_first < n);
         // simulated crash with the next uploads in flight
     }
-    let archiver = Archiver::open(config(&m, work.path(), BUCKET, json!({})))
+    let archiver = Archiver::open(config(m, work.path(), "t-restart", json!({})))
         .await
         .unwrap();
     let done_at_open = archiver.stats().unwrap().done;
@@ -189,7 +189,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
         (0..n).all(|i| !work.path().join(format!("q{i}.pcap")).exists())
     })
     .await;
-    let store = reader(&m);
+    let store = reader(m, "t-restart");
     assert_eq!(count(&store).await as u64, n, "one object per file");
     for (i, data) in contents.iter().enumerate() {
         assert!(
@@ -207,13 +207,13 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn already_present_object_is_not_sent_again() {
-    let Some(m) = Moto::start_new() else { return };
-    m.create_bucket(BUCKET);
+    let Some(m) = Moto::shared() else { return };
+    m.create_bucket("t-already");
     let work = tempfile::tempdir().unwrap();
     let p = work.path().join("dup.pcap");
     let data = random_file(&p, 2 * PART + 1, 9);
     // the object completed remotely but the queue never heard (crash window)
-    let store = reader(&m);
+    let store = reader(m, "t-already");
     let mut up = store
         .put_multipart(&ObjectPath::from("site-a/dup.pcap"))
         .await
@@ -222,7 +222,7 @@ async fn already_present_object_is_not_sent_again() {
         up.put_part(chunk.to_vec().into()).await.unwrap();
     }
     up.complete().await.unwrap();
-    let archiver = Archiver::open(config(&m, work.path(), BUCKET, json!({})))
+    let archiver = Archiver::open(config(m, work.path(), "t-already", json!({})))
         .await
         .unwrap();
     archiver.enqueue(&p, "dup.pcap", &["s3"]).unwrap();
@@ -234,10 +234,10 @@ async fn already_present_object_is_not_sent_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_bucket_fails_with_reason_and_keeps_file() {
-    let Some(m) = Moto::start_new() else { return };
+    let Some(m) = Moto::shared() else { return };
     let work = tempfile::tempdir().unwrap();
     let archiver = Archiver::open(config(
-        &m,
+        m,
         work.path(),
         "no-such-bucket",
         json!({"max_attempts": 2}),
@@ -293,7 +293,7 @@ async fn server_killed_mid_run_and_restarted() {
     m.start();
     m.create_bucket(BUCKET);
     wait_for("all uploads", WAIT, || archiver.stats().unwrap().done == n).await;
-    let store = reader(&m);
+    let store = reader(&m, BUCKET);
     assert_eq!(count(&store).await as u64, n - before);
     for i in before..n {
         let data = &contents[i as usize];
@@ -310,11 +310,11 @@ async fn server_killed_mid_run_and_restarted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn env_credentials_are_used_and_never_shown() {
-    let Some(m) = Moto::start_new() else { return };
+    let Some(m) = Moto::shared() else { return };
     let work = tempfile::tempdir().unwrap();
     std::env::set_var("ARCHIVE_TEST_AK", "testing");
     std::env::set_var("ARCHIVE_TEST_SK", "very-secret-value-42");
-    let mut cfg = config(&m, work.path(), "absent-bucket", json!({"max_attempts": 1}));
+    let mut cfg = config(m, work.path(), "absent-bucket", json!({"max_attempts": 1}));
     if let archive::TargetConfig::S3(c) = cfg.targets.get_mut("s3").unwrap() {
         c.credentials = archive::CredentialsSource::Env {
             access_key_id_var: "ARCHIVE_TEST_AK".into(),

@@ -269,16 +269,16 @@ impl Moto {
     /// Starts (or restarts, empty) the server on the same port.
     pub fn start(&mut self) {
         assert!(self.child.is_none());
-        let child = Command::new("python3")
-            .args([
-                "-m",
-                "moto.server",
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-            ])
-            .stdin(Stdio::null())
+        // A shell watchdog kills moto when our end of its stdin (kept in
+        // `Child`) closes, so the shared server (a static, never dropped)
+        // dies with the test binary.
+        let script = format!(
+            "python3 -m moto.server -H 127.0.0.1 -p {} & p=$!; read _ ; kill -9 $p",
+            self.port
+        );
+        let child = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0)
@@ -286,6 +286,13 @@ impl Moto {
             .expect("spawn moto");
         self.child = Some(child);
         wait_listening(self.port, Duration::from_secs(30));
+    }
+
+    /// One server shared by the tests of a binary (each test uses its own
+    /// bucket); killed when the test binary exits.
+    pub fn shared() -> Option<&'static Moto> {
+        static SHARED: std::sync::OnceLock<Option<Moto>> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Moto::start_new).as_ref()
     }
 
     /// Kills the server (its data is lost: moto keeps it in memory).
