@@ -340,3 +340,24 @@ async fn env_credentials_are_used_and_never_shown() {
     let err = Archiver::open(bad).await.err().unwrap().to_string();
     assert!(err.contains("ARCHIVE_TEST_UNSET_VAR is not set"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_credentials_fail_with_reason_and_keep_file() {
+    let Some(mut m) = Moto::prepare() else { return };
+    m.enforce_auth = true;
+    m.start();
+    let work = tempfile::tempdir().unwrap();
+    let archiver = Archiver::open(config(&m, work.path(), BUCKET, json!({"max_attempts": 2})))
+        .await
+        .unwrap();
+    let p = work.path().join("kept.pcap");
+    random_file(&p, 1000, 1);
+    archiver.enqueue(&p, "kept.pcap", &["s3"]).unwrap();
+    wait_for("failed", WAIT, || archiver.stats().unwrap().failed == 1).await;
+    let st = archiver.status(&p).unwrap();
+    assert_eq!((st[0].state, st[0].attempts), (JobState::Failed, 2));
+    let reason = st[0].last_error.clone().unwrap();
+    eprintln!("reason: {reason}");
+    assert!(reason.contains("403"), "{reason}");
+    assert!(p.exists());
+}

@@ -229,6 +229,9 @@ impl Drop for Sshd {
 pub struct Moto {
     /// Listening port.
     pub port: u16,
+    /// Enforce request authentication (moto's IAM emulation knows no key,
+    /// so every signed request is refused with `InvalidAccessKeyId`).
+    pub enforce_auth: bool,
     child: Option<Child>,
 }
 
@@ -254,6 +257,7 @@ impl Moto {
             return None;
         }
         Some(Moto {
+            enforce_auth: false,
             port: free_port(),
             child: None,
         })
@@ -278,6 +282,10 @@ impl Moto {
         );
         let child = Command::new("sh")
             .args(["-c", &script])
+            .envs(
+                self.enforce_auth
+                    .then_some(("INITIAL_NO_AUTH_ACTION_COUNT", "0")),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
