@@ -12,6 +12,7 @@
 //! and a size match alone would not catch corrupted bytes; reading back costs
 //! one extra transfer of the file but needs nothing on the server beyond SFTP.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -86,6 +87,14 @@ pub enum SftpError {
         reason: String,
     },
 }
+
+/// Cipher preference (all authenticated or widely deployed).
+const CIPHERS: &[russh::cipher::Name] = &[
+    russh::cipher::AES_256_GCM,
+    russh::cipher::CHACHA20_POLY1305,
+    russh::cipher::AES_256_CTR,
+    russh::cipher::AES_128_CTR,
+];
 
 /// Bytes per read/write call; russh-sftp splits writes to the server's
 /// limit and keeps several in flight, and reads up to this much per request.
@@ -197,6 +206,12 @@ impl SftpTarget {
         };
         let config = Arc::new(client::Config {
             inactivity_timeout: Some(Duration::from_secs(60)),
+            // AES-GCM first: hardware AES makes it several times faster than
+            // the software ChaCha20 that russh prefers by default.
+            preferred: russh::Preferred {
+                cipher: Cow::Borrowed(CIPHERS),
+                ..Default::default()
+            },
             ..Default::default()
         });
         let connect_err = |reason: String| SftpError::Connect {
