@@ -155,7 +155,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
     let Some(m) = Moto::shared() else { return };
     m.create_bucket("t-restart");
     let work = tempfile::tempdir().unwrap();
-    let n = 6u64;
+    let n = 4u64;
     let mut contents = Vec::new();
     let uploaded_first;
     {
