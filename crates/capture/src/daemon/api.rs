@@ -103,19 +103,30 @@ async fn create(
     let id = cfg.name.clone();
     sh.create(&experiment, cfg)?;
     let r = find(&sh, &caller, &id)?;
-    Ok((StatusCode::CREATED, Json(SessionView::from((id.as_str(), &r)))))
+    Ok((
+        StatusCode::CREATED,
+        Json(SessionView::from((id.as_str(), &r))),
+    ))
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}", params(("id" = String, Path)),
     responses((status = 200, body = SessionView), (status = 404)))]
-async fn one(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<SessionView>> {
+async fn one(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<SessionView>> {
     let r = find(&sh, &caller, &id)?;
     Ok(Json(SessionView::from((id.as_str(), &r))))
 }
 
 #[utoipa::path(delete, path = "/api/v1/sessions/{id}", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404)))]
-async fn delete(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn delete(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     let r = find(&sh, &caller, &id)?;
     sh.delete(&id).await?;
     Ok(Json(StatusView {
@@ -138,7 +149,11 @@ fn status_of(sh: &Shared, caller: &Caller, id: &str) -> ApiResult<Json<StatusVie
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/start", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404), (status = 409), (status = 503)))]
-async fn start(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn start(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     let sh2 = Arc::clone(&sh);
     let id2 = id.clone();
@@ -150,23 +165,35 @@ async fn start(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResu
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/pause", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404), (status = 409)))]
-async fn pause(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn pause(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
-    sh.pause(&id, true)?;
+    sh.pause(&id, true).await?;
     status_of(&sh, &caller, &id)
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/resume", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404), (status = 409)))]
-async fn resume(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn resume(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
-    sh.pause(&id, false)?;
+    sh.pause(&id, false).await?;
     status_of(&sh, &caller, &id)
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/stop", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404)))]
-async fn stop(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn stop(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     sh.stop(&id).await?;
     status_of(&sh, &caller, &id)
@@ -174,7 +201,11 @@ async fn stop(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResul
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/status", params(("id" = String, Path)),
     responses((status = 200, body = StatusView), (status = 404)))]
-async fn status(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<StatusView>> {
+async fn status(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StatusView>> {
     status_of(&sh, &caller, &id)
 }
 
@@ -190,7 +221,11 @@ async fn log(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/files", params(("id" = String, Path)),
     responses((status = 200, body = FilesView), (status = 404)))]
-async fn files(caller: Caller, State(sh): Sh, Path(id): Path<String>) -> ApiResult<Json<FilesView>> {
+async fn files(
+    caller: Caller,
+    State(sh): Sh,
+    Path(id): Path<String>,
+) -> ApiResult<Json<FilesView>> {
     find(&sh, &caller, &id)?;
     let dir = sh.config.data_dir.join(&id);
     let mut out = Vec::new();
@@ -230,7 +265,9 @@ async fn download(
     let missing = || {
         ApiError::not_found(
             "unknown_file",
-            format!("session {id} has no file {name:?}: list them with GET /api/v1/sessions/{id}/files"),
+            format!(
+                "session {id} has no file {name:?}: list them with GET /api/v1/sessions/{id}/files"
+            ),
         )
     };
     if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\', '\0']) {
@@ -258,9 +295,5 @@ async fn openapi() -> Json<utoipa::openapi::OpenApi> {
 
 async fn metrics_text(caller: Caller, State(sh): Sh) -> Response {
     let text = metrics::render(&sh, |exp| allowed(&caller, exp));
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        text,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

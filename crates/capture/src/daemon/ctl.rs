@@ -96,7 +96,11 @@ impl CtlClient {
     /// `DELETE path`.
     pub fn delete(&self, path: &str) -> Result<String, CtlError> {
         let url = format!("{}{path}", self.base);
-        let r = self.auth(self.agent.delete(&url)).call();
+        // State-changing requests must be marked JSON (httpkit's CSRF guard).
+        let r = self
+            .auth(self.agent.delete(&url))
+            .header("Content-Type", "application/json")
+            .call();
         self.finish(&url, r)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }

@@ -149,7 +149,7 @@ impl Shared {
     }
 
     /// Pauses (`pause = true`) or resumes a running session.
-    pub fn pause(&self, id: &str, pause: bool) -> Result<(), OpError> {
+    pub async fn pause(&self, id: &str, pause: bool) -> Result<(), OpError> {
         let (from, to) = if pause {
             (State::Running, State::Paused)
         } else {
@@ -170,14 +170,19 @@ impl Shared {
             r.set_state(to, None);
             interface_of(&r.config)
         };
-        let workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = workers.get(&iface) {
-            let cmd = if pause {
-                Command::Pause(id.into())
-            } else {
-                Command::Resume(id.into())
-            };
-            let _ = w.tx.send(cmd);
+        let (ack, done) = oneshot::channel();
+        let cmd = if pause {
+            Command::Pause(id.into(), ack)
+        } else {
+            Command::Resume(id.into(), ack)
+        };
+        let sent = {
+            let workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+            workers.get(&iface).is_some_and(|w| w.tx.send(cmd).is_ok())
+        };
+        if sent {
+            // Answer once the source thread applied it (a thread that ended recorded why).
+            let _ = done.await;
         }
         Ok(())
     }

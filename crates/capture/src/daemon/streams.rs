@@ -12,8 +12,9 @@ use client::spec::{Backchannel, ClientSpec, DestinationSpec, Encoding, OverloadP
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 use std::collections::HashMap;
+use std::sync::mpsc::{self, Sender};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::thread::JoinHandle;
 
 /// Columns of `capture_counters` (after `session` and `interface`).
 pub const COUNTER_COLUMNS: [&str; 9] = [
@@ -43,8 +44,45 @@ pub fn counter_values(c: &Counters) -> [u64; 9] {
     ]
 }
 
+/// A snapshot on its way to the streams thread.
+enum Msg {
+    /// One counter snapshot.
+    Snapshot {
+        /// Experiment domain.
+        experiment: String,
+        /// Session id.
+        session: String,
+        /// Interface.
+        interface: String,
+        /// The counters.
+        counters: Counters,
+    },
+    /// Flush and close every client, then end.
+    Close,
+}
+
 /// Sends counter snapshots to one collection server.
+///
+/// The clients live in a thread of their own, started with the daemon:
+/// packet threads may sit in another network namespace (threads inherit
+/// it), and must never wait for a client to be created.
 pub struct CounterStreams {
+    /// Snapshots to the streams thread.
+    tx: Mutex<Sender<Msg>>,
+    /// The streams thread.
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Where they go, for messages.
+    target: String,
+}
+
+impl std::fmt::Debug for CounterStreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CounterStreams({})", self.target)
+    }
+}
+
+/// The streams thread's state.
+struct Clients {
     /// Server host.
     host: String,
     /// Server port.
@@ -52,27 +90,10 @@ pub struct CounterStreams {
     /// Sender id of this node.
     node: String,
     /// Open clients by experiment.
-    clients: Mutex<HashMap<String, (Client, Mp)>>,
+    open: HashMap<String, (Client, Mp)>,
 }
 
-impl std::fmt::Debug for CounterStreams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CounterStreams({}:{})", self.host, self.port)
-    }
-}
-
-impl CounterStreams {
-    /// Streams to `host:port` (validated by the daemon configuration).
-    pub fn new(collect: &str, node: &str) -> Option<CounterStreams> {
-        let (h, p) = collect.rsplit_once(':')?;
-        Some(CounterStreams {
-            host: h.trim_start_matches('[').trim_end_matches(']').to_string(),
-            port: p.parse().ok()?,
-            node: node.to_string(),
-            clients: Mutex::new(HashMap::new()),
-        })
-    }
-
+impl Clients {
     fn open(&self, experiment: &str) -> Result<(Client, Mp), client::ClientError> {
         let spec = ClientSpec {
             app: "capture".into(),
@@ -84,7 +105,7 @@ impl CounterStreams {
                     port: self.port,
                 },
                 encoding: Encoding::Binary,
-                // A dead server must never slow the packet path: drop the oldest.
+                // A dead server must never slow the daemon: drop the oldest.
                 policy: OverloadPolicy::DropOldest,
                 bufsize: 1 << 20,
                 streams: None,
@@ -101,13 +122,11 @@ impl CounterStreams {
         Ok((c, mp))
     }
 
-    /// Injects one snapshot of `session` (on `interface`) into `experiment`.
-    pub fn send(&self, experiment: &str, session: &str, interface: &str, c: &Counters) {
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if !clients.contains_key(experiment) {
+    fn send(&mut self, experiment: &str, session: &str, interface: &str, c: &Counters) {
+        if !self.open.contains_key(experiment) {
             match self.open(experiment) {
                 Ok(cm) => {
-                    clients.insert(experiment.to_string(), cm);
+                    self.open.insert(experiment.to_string(), cm);
                 }
                 Err(e) => {
                     tracing::warn!(experiment, error = %e, "counter stream not opened");
@@ -115,7 +134,7 @@ impl CounterStreams {
                 }
             }
         }
-        let Some((_, mp)) = clients.get(experiment) else {
+        let Some((_, mp)) = self.open.get(experiment) else {
             return;
         };
         let mut row = vec![ValueRef::String(session), ValueRef::String(interface)];
@@ -125,20 +144,72 @@ impl CounterStreams {
         }
     }
 
-    /// Flushes and closes every client (waits for the server to take the rows).
-    pub fn close(&self) {
-        let clients: Vec<_> = self
-            .clients
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
-        for (exp, (c, _)) in clients {
+    fn close(&mut self) {
+        for (exp, (c, _)) in self.open.drain() {
             if let Err(e) = c.close() {
                 tracing::warn!(experiment = %exp, error = %e, "counter stream close failed");
             }
         }
-        // Let the sender threads' last bytes reach the server's socket.
-        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl CounterStreams {
+    /// Streams to `host:port` (validated by the daemon configuration);
+    /// starts the streams thread in the caller's network namespace.
+    pub fn new(collect: &str, node: &str) -> Option<CounterStreams> {
+        let (h, p) = collect.rsplit_once(':')?;
+        let mut clients = Clients {
+            host: h.trim_start_matches('[').trim_end_matches(']').to_string(),
+            port: p.parse().ok()?,
+            node: node.to_string(),
+            open: HashMap::new(),
+        };
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let thread = std::thread::Builder::new()
+            .name("capture-counters".into())
+            .spawn(move || {
+                while let Ok(m) = rx.recv() {
+                    match m {
+                        Msg::Snapshot {
+                            experiment,
+                            session,
+                            interface,
+                            counters,
+                        } => clients.send(&experiment, &session, &interface, &counters),
+                        Msg::Close => break,
+                    }
+                }
+                clients.close();
+            })
+            .ok()?;
+        Some(CounterStreams {
+            tx: Mutex::new(tx),
+            thread: Mutex::new(Some(thread)),
+            target: collect.to_string(),
+        })
+    }
+
+    /// Queues one snapshot of `session` (on `interface`) for `experiment`.
+    pub fn send(&self, experiment: &str, session: &str, interface: &str, c: &Counters) {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = tx.send(Msg::Snapshot {
+            experiment: experiment.into(),
+            session: session.into(),
+            interface: interface.into(),
+            counters: *c,
+        });
+    }
+
+    /// Sends what is queued, flushes and closes every client (waits for
+    /// the server to take the rows).
+    pub fn close(&self) {
+        let _ = self
+            .tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(Msg::Close);
+        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = t.join();
+        }
     }
 }

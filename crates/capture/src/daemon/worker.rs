@@ -30,10 +30,11 @@ const HOUSEKEEPING: Duration = Duration::from_millis(250);
 pub enum Command {
     /// Add a running session.
     Add(Box<Session>),
-    /// Stop handing packets to a session (it stays open).
-    Pause(String),
-    /// Hand packets to a paused session again.
-    Resume(String),
+    /// Stop handing packets to a session (it stays open); acknowledged
+    /// once no later packet reaches it.
+    Pause(String, oneshot::Sender<()>),
+    /// Hand packets to a paused session again (acknowledged).
+    Resume(String, oneshot::Sender<()>),
     /// Stop a session: files closed, final counters returned.
     Stop {
         /// Session id.
@@ -178,15 +179,17 @@ fn drain(rx: &Receiver<Command>, ss: &mut Sessions, shared: &Shared) -> Result<(
     loop {
         match rx.try_recv() {
             Ok(Command::Add(s)) => ss.demux.add(*s),
-            Ok(Command::Pause(id)) => {
+            Ok(Command::Pause(id, ack)) => {
                 if let Some(s) = ss.demux.remove(&id) {
                     ss.paused.insert(id, s);
                 }
+                let _ = ack.send(());
             }
-            Ok(Command::Resume(id)) => {
+            Ok(Command::Resume(id, ack)) => {
                 if let Some(s) = ss.paused.remove(&id) {
                     ss.demux.add(s);
                 }
+                let _ = ack.send(());
             }
             Ok(Command::Stop { id, reply }) => {
                 let r = ss.stop(&id);
@@ -226,12 +229,7 @@ fn housekeeping(iface: &str, ss: &mut Sessions, shared: &Shared) {
 
 /// Records the end of a session: final counters, and state `failed` with
 /// the reason when there is one (else `stopped`).
-fn finish(
-    shared: &Shared,
-    id: &str,
-    r: Option<Result<Counters, String>>,
-    failure: Option<String>,
-) {
+fn finish(shared: &Shared, id: &str, r: Option<Result<Counters, String>>, failure: Option<String>) {
     let mut reason = failure;
     if let Some(Ok(c)) = &r {
         shared.report_final(id, c);
