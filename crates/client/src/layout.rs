@@ -36,6 +36,12 @@ impl Indexer {
         }
     }
 
+    /// Reserves the next free index for a stream of the client's own
+    /// (`_client_clock`), or returns the one it has.
+    pub(crate) fn reserve(&mut self, table: &str) -> u32 {
+        self.index_for(table)
+    }
+
     /// The index of stream `table`.
     fn index_for(&mut self, table: &str) -> u32 {
         if let Some(&i) = self.by_name.get(table) {

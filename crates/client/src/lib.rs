@@ -73,6 +73,8 @@
 
 mod client;
 mod clock;
+mod clock_report;
+pub mod clocksync;
 pub mod config;
 pub mod destination;
 mod error;
@@ -90,6 +92,7 @@ mod transport;
 mod writer;
 
 pub use client::{Client, Options};
+pub use clock_report::CLOCK_STREAM;
 pub use error::ClientError;
 pub use mp::Mp;
 pub use stats::{DestinationStats, MemoryStats, MpStats, SourceStats, Stats};

@@ -23,6 +23,11 @@ pub struct ClientSpec {
     pub default_window: Window,
     /// Seconds between `_client_instrumentation` reports; `None` disables them.
     pub instr_interval: Option<Duration>,
+    /// Seconds between `_client_clock` reports (the clock's synchronisation
+    /// state, sent to TCP destinations, see `docs/clock.md`); `None`
+    /// disables them. The `--oml-*` front end defaults to 60 s; a spec built
+    /// by hand leaves them off unless it asks.
+    pub clock_interval: Option<Duration>,
     /// Log file (`None` = stderr).
     pub log_file: Option<PathBuf>,
     /// Log level, −2 (errors only) … 4 (debug4), as liboml2.

@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 use omsp::Schema;
 
 use crate::client::{Clock, Registry, Shared};
+use crate::clock_report::{clock_schema, ClockReport, CLOCK_STREAM};
 use crate::destination::label;
 use crate::error::ClientError;
 use crate::header::{header_bytes, Identity};
@@ -52,6 +53,14 @@ pub(crate) fn start(
             }
         }
     }
+    // `_client_clock` takes the index after the MPs known now, so theirs
+    // stay liboml2's; it goes to TCP destinations only.
+    let clock_on = spec.clock_interval.is_some()
+        && spec
+            .destinations
+            .iter()
+            .any(|d| matches!(d.uri, crate::spec::Uri::Tcp { .. }));
+    let clock_schema = clock_on.then(|| clock_schema(indexer.reserve(CLOCK_STREAM)));
     let sinks = spec
         .destinations
         .iter()
@@ -63,7 +72,11 @@ pub(crate) fn start(
     let mut outputs = Vec::new();
     for ((dest, sink), streams) in spec.destinations.iter().zip(sinks).zip(per_dest) {
         let instr = dest.instrumentation && sh.instr_on();
-        let schemas: Vec<&Schema> = streams.iter().map(|s| &s.schema).collect();
+        let clock = clock_schema
+            .as_ref()
+            .filter(|_| matches!(dest.uri, crate::spec::Uri::Tcp { .. }));
+        let mut schemas: Vec<&Schema> = streams.iter().map(|s| &s.schema).collect();
+        schemas.extend(clock);
         let header = header_bytes(identity, dest.encoding, instr, &schemas);
         let name = label(&dest.uri);
         let queue = Arc::new(DestQueue::new(
@@ -83,7 +96,7 @@ pub(crate) fn start(
                         identity: identity.clone(),
                         encoding: dest.encoding,
                         instrumentation: instr,
-                        schemas: streams.iter().map(|s| s.schema.clone()).collect(),
+                        schemas: schemas.iter().map(|s| (*s).clone()).collect(),
                         answer_timeout: sh.options.backchannel_timeout,
                     })
                 }
@@ -98,14 +111,16 @@ pub(crate) fn start(
                 return Err(e);
             }
         }
-        outputs.push(Output::new(
+        let mut output = Output::new(
             name,
             Arc::clone(&queue),
             dest.encoding,
             dest.policy,
             streams,
             instr,
-        ));
+        );
+        output.clock_index = clock.map(|s| s.index);
+        outputs.push(output);
         queues.push(queue);
     }
     let instr = spec
@@ -119,6 +134,9 @@ pub(crate) fn start(
         reg.mps.clone(),
         senders,
         instr,
+        spec.clock_interval
+            .filter(|_| clock_on)
+            .map(ClockReport::new),
     );
     let handle = std::thread::Builder::new()
         .name("sg-writer".into())

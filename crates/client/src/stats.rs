@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use crate::mp::MpDef;
-use crate::queue::dest::{Counters, SlotCounters, SLOT_INSTR, SLOT_SCHEMA0};
+use crate::queue::dest::{Counters, SlotCounters, SLOT_CLOCK, SLOT_INSTR, SLOT_SCHEMA0};
 pub use crate::queue::MemoryStats;
 
 /// A snapshot of a client's counters ([`crate::Client::stats`]).
@@ -109,9 +109,10 @@ pub(crate) fn destination(
     let name = |slot: usize| match slot {
         SLOT_SCHEMA0 => omsp::metadata::SCHEMA0_NAME.to_owned(),
         SLOT_INSTR => omsp::metadata::CLIENT_INSTRUMENTATION_NAME.to_owned(),
+        SLOT_CLOCK => crate::clock_report::CLOCK_STREAM.to_owned(),
         s => mps
-            .get(s - 2)
-            .map_or_else(|| format!("#{}", s - 2), |m| m.name.clone()),
+            .get(s - 3)
+            .map_or_else(|| format!("#{}", s - 3), |m| m.name.clone()),
     };
     let per_source: Vec<SourceStats> = c
         .slots

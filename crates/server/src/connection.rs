@@ -14,11 +14,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use omsp::names::is_valid_domain;
 use omsp::{Decoder, Event, Header, Sample, Schema};
 use store::metadata::{classify, MetadataTuple};
-use store::{Row, TableId};
+use store::{ClockReport, Row, TableId};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
 use crate::auth::Auth;
+use crate::clock::{ClockTracker, CLOCK_STREAM};
 use crate::feedback::{Feedback, Registration};
 use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
@@ -130,6 +131,10 @@ struct Session {
     metrics: Arc<DomainMetrics>,
     /// `sender-id` and `app-name`, for the `Disconnect` event.
     who: (String, String),
+    /// The estimate of the sender's clock offset; `None` without `start-time`.
+    clock: Option<ClockTracker>,
+    /// Index of the sender's `_client_clock` stream, once declared.
+    clock_stream: Option<u32>,
 }
 
 /// State of one connection.
@@ -332,6 +337,7 @@ impl Connection {
                 }
                 Ok(Event::Sample(s)) => {
                     self.observe(&s);
+                    self.clock(&s).await?;
                     self.sample(s).await?;
                     if let Some(r) = &mut self.resumable {
                         r.boundary = self.decoder.offset();
@@ -391,6 +397,10 @@ impl Connection {
             db_start: db_start as f64,
             tables: HashMap::new(),
             metrics: self.shared.metrics.domain(domain),
+            clock: h
+                .start_time
+                .map(|t| ClockTracker::new(sender_id, &sender, t)),
+            clock_stream: None,
             who: (sender, h.app_name.clone().unwrap_or_default()),
         });
         if let Some(s) = &self.session {
@@ -571,10 +581,47 @@ impl Connection {
             })
             .await
             .map_err(|()| "database writer is gone")?;
-        answer
+        let id = answer
             .await
             .map_err(|_| "database writer is gone".to_owned())?
-            .map_err(|e| format!("schema {schema}: {e}"))
+            .map_err(|e| format!("schema {schema}: {e}"))?;
+        if schema.name == CLOCK_STREAM {
+            if let Some(session) = &mut self.session {
+                session.clock_stream = Some(schema.index);
+            }
+        }
+        Ok(id)
+    }
+
+    /// Clock awareness: the offset estimate from every tuple's timestamp,
+    /// and the sender's own `_client_clock` reports.
+    async fn clock(&mut self, s: &Sample) -> Result<(), String> {
+        let now = self.now;
+        let Some(session) = &mut self.session else {
+            return Ok(());
+        };
+        let estimate = session.clock.as_mut().and_then(|c| c.observe(s.ts, now));
+        let report = match session.clock_stream {
+            Some(i) if i == s.stream => self.decoder.schema(i).and_then(|schema| {
+                ClockReport::from_tuple(schema, &s.values, session.sender_id, &session.who.0, now)
+            }),
+            _ => None,
+        };
+        if let Some(e) = estimate {
+            session
+                .db
+                .send(Command::ClockEstimate(e))
+                .await
+                .map_err(|()| "database writer is gone")?;
+        }
+        if let Some(r) = report {
+            session
+                .db
+                .send(Command::ClockReport(r))
+                .await
+                .map_err(|()| "database writer is gone")?;
+        }
+        Ok(())
     }
 
     async fn sample(&mut self, s: Sample) -> Result<(), String> {

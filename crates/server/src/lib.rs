@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+mod clock;
 pub mod commits;
 pub mod config;
 mod connection;

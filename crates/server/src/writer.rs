@@ -63,6 +63,10 @@ pub enum Command {
         /// Where the answer goes: the stored offset and the ack feed.
         reply: oneshot::Sender<Result<(u64, watch::Receiver<u64>), String>>,
     },
+    /// The server's estimate of a sender's clock offset (`_streamgauge_clock`).
+    ClockEstimate(store::ClockEstimate),
+    /// A sender's report of its clock's state (`_streamgauge_clock`).
+    ClockReport(store::ClockReport),
 }
 
 /// How far a batch of rows takes a resumable session.
@@ -211,6 +215,17 @@ fn execute<S: Sink>(
         Command::Resume { session, reply } => {
             let _ = reply.send(resume(db, sessions, session).map_err(|e| e.to_string()));
         }
+        // Losing one only loses clock information: logged, not fatal.
+        Command::ClockEstimate(e) => {
+            if let Err(err) = db.record_clock_estimate(&e) {
+                tracing::error!(domain, sender = %e.name, error = %err, "clock estimate not stored");
+            }
+        }
+        Command::ClockReport(r) => {
+            if let Err(err) = db.record_clock_report(&r) {
+                tracing::error!(domain, sender = %r.name, error = %err, "clock report not stored");
+            }
+        }
     }
 }
 
@@ -295,7 +310,7 @@ fn refuse_all(rx: &mut mpsc::Receiver<Command>, reason: &str) {
             Command::Register { reply, .. } => {
                 let _ = reply.send(Err(reason.to_owned()));
             }
-            Command::Rows(..) => {}
+            Command::Rows(..) | Command::ClockEstimate(_) | Command::ClockReport(_) => {}
             Command::Resume { reply, .. } => {
                 let _ = reply.send(Err(reason.to_owned()));
             }

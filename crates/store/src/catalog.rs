@@ -185,10 +185,12 @@ impl<T: StreamTable> Catalog<T> {
         }
         let senders = case.key(SENDERS_TABLE);
         let sessions = case.key(SESSIONS_TABLE);
+        let clock = case.key(crate::clock::CLOCK_TABLE);
         for name in existing {
             let key = case.key(&name);
             if !cat.by_name.contains_key(&key) {
-                if key != senders && key != sessions && !D::is_internal(&key) {
+                let ours = key == senders || key == sessions || key == clock;
+                if !ours && !D::is_internal(&key) {
                     tracing::warn!(db = db_name, table = %name, "table has no schema row; ignoring it");
                 }
                 cat.foreign.insert(key);

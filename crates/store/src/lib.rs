@@ -53,6 +53,7 @@
 #![deny(missing_docs)]
 
 mod catalog;
+pub mod clock;
 mod commit;
 mod error;
 pub mod metadata;
@@ -64,6 +65,7 @@ pub mod sqlite;
 
 pub use self::postgres::{PgOptions, PgStore};
 pub use catalog::{START_TIME_KEY, TABLE_KEY_PREFIX};
+pub use clock::{ClockEstimate, ClockReport, CLOCK_TABLE};
 pub use commit::CommitPolicy;
 pub use error::StoreError;
 pub use row::{Row, TableId};

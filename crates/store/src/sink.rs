@@ -8,6 +8,7 @@
 
 use omsp::Schema;
 
+use crate::clock::{ClockEstimate, ClockReport};
 use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
@@ -65,6 +66,15 @@ pub trait Sink {
     /// covers), that session `id` of sender `sender` is stored up to `offset`.
     fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError>;
 
+    /// Records, in the open transaction, the server's estimate of a
+    /// sender's clock offset in `_streamgauge_clock` (see [`crate::clock`]),
+    /// replacing the previous one.
+    fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError>;
+
+    /// Records, in the open transaction, a sender's latest clock report in
+    /// `_streamgauge_clock`, replacing the previous one.
+    fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError>;
+
     /// Commits if `policy` says so (`idle`: the caller has nothing queued);
     /// returns whether it did.
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError>;
@@ -121,6 +131,14 @@ impl Sink for SqliteStore {
 
     fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
         SqliteStore::set_session_offset(self, id, sender, offset)
+    }
+
+    fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError> {
+        SqliteStore::record_clock_estimate(self, e)
+    }
+
+    fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError> {
+        SqliteStore::record_clock_report(self, r)
     }
 
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {

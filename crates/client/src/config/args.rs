@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Origin, UriError};
 use super::options::{self, Key, OptionDef};
-use super::value::{self, DEFAULT_BUFSIZE, DEFAULT_INSTR_INTERVAL};
+use super::value::{self, DEFAULT_BUFSIZE, DEFAULT_CLOCK_INTERVAL, DEFAULT_INSTR_INTERVAL};
 use super::{default_file_uri, load_file, uri, FileConfig};
 use crate::spec::{
     Backchannel, ClientSpec, DestinationSpec, Encoding, OverloadPolicy, Uri, Window,
@@ -58,6 +58,9 @@ pub struct Options {
     pub backchannel: Option<Backchannel>,
     /// `--oml-instr-interval`, resolved: 1 s unless given; `None` = disabled.
     pub instr_interval: Option<Duration>,
+    /// `--oml-clock-interval`, `OML_CLOCK_INTERVAL`, resolved: 60 s unless
+    /// given; `None` = disabled.
+    pub clock_interval: Option<Duration>,
     /// `--oml-log-file` (`None` = standard error).
     pub log_file: Option<PathBuf>,
     /// `--oml-log-level`.
@@ -87,6 +90,7 @@ impl Default for Options {
             overload: None,
             backchannel: None,
             instr_interval: Some(DEFAULT_INSTR_INTERVAL),
+            clock_interval: Some(DEFAULT_CLOCK_INTERVAL),
             log_file: None,
             log_level: 0,
             noop: false,
@@ -130,6 +134,11 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// occurrence of an option wins. On error `argv` is left unchanged.
 pub fn extract(argv: &mut Vec<String>, env: EnvLookup<'_>) -> Result<Options, ConfigError> {
     let mut opts = Options::default();
+    // Resolved values have no "not given" state, so the environment goes
+    // first and the command line overrides it.
+    if let Some(v) = env("OML_CLOCK_INTERVAL").filter(|v| !v.is_empty()) {
+        opts.clock_interval = value::parse_seconds(&v).filter(|d| !d.is_zero());
+    }
     let mut remove = vec![false; argv.len()];
     let mut i = 1;
     while i < argv.len() {
@@ -263,6 +272,10 @@ impl Options {
             Key::InstrInterval => {
                 self.instr_interval = value::parse_seconds(&v).filter(|d| !d.is_zero())
             }
+            // Same rule as the instrumentation's interval.
+            Key::ClockInterval => {
+                self.clock_interval = value::parse_seconds(&v).filter(|d| !d.is_zero())
+            }
             Key::LogFile => {
                 self.log_file = match v.as_str() {
                     "-" => None,
@@ -393,6 +406,7 @@ impl Options {
             destinations,
             default_window,
             instr_interval: self.instr_interval,
+            clock_interval: self.clock_interval,
             log_file: self.log_file,
             log_level: self.log_level,
             noop: self.noop,

@@ -18,6 +18,7 @@ pub(crate) enum Key {
     Overload,
     Backchannel,
     InstrInterval,
+    ClockInterval,
     LogFile,
     LogLevel,
     Noop,
@@ -155,6 +156,15 @@ pub static OPTIONS: &[OptionDef] = &[
         .default("1")
         .help(
             "Seconds between `_client_instrumentation` reports; 0, a negative or an \
+             unreadable value disables them.",
+        ),
+    OptionDef::new("--oml-clock-interval", Some("SECONDS"), Key::ClockInterval)
+        .env(&["OML_CLOCK_INTERVAL"])
+        .default("60")
+        .help(
+            "streamgauge extension: seconds between `_client_clock` reports (the clock's \
+             synchronisation source, offset and error bounds, see docs/clock.md), sent to \
+             TCP destinations at start and then periodically; 0, a negative or an \
              unreadable value disables them.",
         ),
     OptionDef::new("--oml-log-file", Some("FILE"), Key::LogFile)

@@ -23,6 +23,9 @@ pub const DEFAULT_TCP_STALL_LIMIT: Duration = Duration::from_secs(1);
 /// Seconds between `_client_instrumentation` reports unless configured.
 pub const DEFAULT_INSTR_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Seconds between `_client_clock` reports unless configured.
+pub const DEFAULT_CLOCK_INTERVAL: Duration = Duration::from_secs(60);
+
 /// The overload policy of a destination that does not choose one: block, and
 /// for TCP fall back to dropping the oldest data after
 /// [`DEFAULT_TCP_STALL_LIMIT`] without progress (a live server loses nothing,

@@ -4,9 +4,11 @@
 pub(crate) const SLOT_SCHEMA0: usize = 0;
 /// Accounting slot of `_client_instrumentation` tuples.
 pub(crate) const SLOT_INSTR: usize = 1;
+/// Accounting slot of `_client_clock` tuples.
+pub(crate) const SLOT_CLOCK: usize = 2;
 /// Accounting slot of a measurement point.
 pub(crate) fn slot_of_mp(mp: u32) -> usize {
-    mp as usize + 2
+    mp as usize + 3
 }
 
 /// One encoded tuple in a chunk.
@@ -14,7 +16,7 @@ pub(crate) fn slot_of_mp(mp: u32) -> usize {
 pub(crate) struct TupleMeta {
     /// Encoded length.
     pub(crate) len: u32,
-    /// Accounting slot ([`SLOT_SCHEMA0`], [`SLOT_INSTR`], [`slot_of_mp`]).
+    /// Accounting slot ([`SLOT_SCHEMA0`], [`SLOT_INSTR`], [`SLOT_CLOCK`], [`slot_of_mp`]).
     pub(crate) slot: u32,
 }
 

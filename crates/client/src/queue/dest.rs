@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub(crate) use super::chunk::{
-    slot_of_mp, Chunk, Counters, SlotCounters, SLOT_INSTR, SLOT_SCHEMA0,
+    slot_of_mp, Chunk, Counters, SlotCounters, SLOT_CLOCK, SLOT_INSTR, SLOT_SCHEMA0,
 };
 use super::ring::lock;
 use super::Memory;

@@ -21,6 +21,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::client::{Clock, Control, Shared};
+use crate::clock_report::ClockReport;
 use crate::instrumentation::Instrumentation;
 use crate::mp::MpDef;
 use crate::queue::ring::{lock, RingReader};
@@ -59,6 +60,8 @@ pub(crate) struct Writer {
     senders: Vec<JoinHandle<()>>,
     /// `_client_instrumentation`, if reported anywhere.
     instr: Option<Instrumentation>,
+    /// `_client_clock`, if reported anywhere.
+    clock_report: Option<ClockReport>,
 }
 
 impl Writer {
@@ -69,6 +72,7 @@ impl Writer {
         mps: Vec<Arc<MpDef>>,
         senders: Vec<JoinHandle<()>>,
         instr: Option<Instrumentation>,
+        clock_report: Option<ClockReport>,
     ) -> Writer {
         let mut routes = vec![Vec::new(); mps.len()];
         for (o, out) in outputs.iter().enumerate() {
@@ -88,6 +92,7 @@ impl Writer {
             parsed: Parsed::default(),
             senders,
             instr,
+            clock_report,
         }
     }
 
@@ -98,6 +103,11 @@ impl Writer {
             for st in &mut out.streams {
                 st.start_clock(now);
             }
+        }
+        // The clock's state goes first, so the server's estimate of the
+        // offset between the clocks is taken from a fresh timestamp.
+        if let Some(c) = &mut self.clock_report {
+            c.tick(now, &mut self.outputs);
         }
         let mut idle = IDLE_MIN;
         loop {
@@ -268,6 +278,9 @@ impl Writer {
         if let Some(i) = &mut self.instr {
             i.tick(now, &mut self.outputs, &self.mps, &self.shared.memory);
         }
+        if let Some(c) = &mut self.clock_report {
+            c.tick(now, &mut self.outputs);
+        }
     }
 
     /// The earliest interval window end or report, in client time.
@@ -278,6 +291,7 @@ impl Writer {
             .flat_map(|o| o.streams.iter().filter_map(|s| s.due()));
         streams
             .chain(self.instr.as_ref().and_then(Instrumentation::next))
+            .chain(self.clock_report.as_ref().and_then(ClockReport::next))
             .min_by(f64::total_cmp)
     }
 

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use omsp::{EncodeError, Encoder, Schema, Value, ValueRef};
 
-use crate::queue::dest::{slot_of_mp, Admission, Chunk, DestQueue, SLOT_INSTR, SLOT_SCHEMA0};
+use crate::queue::dest::{
+    slot_of_mp, Admission, Chunk, DestQueue, SLOT_CLOCK, SLOT_INSTR, SLOT_SCHEMA0,
+};
 use crate::record::Parsed;
 use crate::spec::{Encoding, OverloadPolicy};
 use crate::stream::{Step, Stream};
@@ -42,6 +44,10 @@ pub(crate) struct Output {
     instr_seq: i64,
     /// Whether `_client_instrumentation` goes here.
     pub(crate) instrumentation: bool,
+    /// Index of `_client_clock` if it goes here (TCP destinations).
+    pub(crate) clock_index: Option<u32>,
+    /// Last `_client_clock` sequence number.
+    clock_seq: i64,
     /// Drops (drop-newest, encode errors) per slot, not yet added to the queue's counters.
     drops: Vec<(usize, u64)>,
     /// Strings cut since the last hand-over.
@@ -73,6 +79,8 @@ impl Output {
             seq0: 0,
             instr_seq: 0,
             instrumentation,
+            clock_index: None,
+            clock_seq: 0,
             drops: Vec::new(),
             truncated: 0,
             queue,
@@ -157,6 +165,23 @@ impl Output {
         self.after_encode(start, SLOT_INSTR, res, usize::MAX);
     }
 
+    /// Encodes one `_client_clock` tuple, if that stream goes here.
+    pub(crate) fn clock(&mut self, ts: f64, values: &[Value]) {
+        let Some(index) = self.clock_index else {
+            return;
+        };
+        self.clock_seq += 1;
+        let start = self.chunk.bytes.len();
+        let res = self.encoder.tuple(
+            &mut self.chunk.bytes,
+            index,
+            self.clock_seq,
+            ts,
+            values.iter().map(Value::as_value_ref),
+        );
+        self.after_encode(start, SLOT_CLOCK, res, usize::MAX);
+    }
+
     /// Sends one schema-0 tuple in a chunk of its own (never dropped).
     pub(crate) fn schema0(&mut self, ts: f64, subject: &str, key: &str, value: &str) {
         self.schema0_declaring(ts, subject, key, value, None);
@@ -210,10 +235,11 @@ impl Output {
 
     fn after_encode(&mut self, start: usize, slot: usize, res: Result<(), EncodeError>, s: usize) {
         if let Err(e) = res {
-            let name = self
-                .streams
-                .get(s)
-                .map_or("_client_instrumentation", |x| &x.schema.name);
+            let name = match self.streams.get(s) {
+                Some(x) => x.schema.name.as_str(),
+                None if slot == SLOT_CLOCK => crate::clock_report::CLOCK_STREAM,
+                None => "_client_instrumentation",
+            };
             tracing::warn!(stream = name, error = %e, "tuple cannot be encoded; dropped");
             self.chunk.bytes.truncate(start);
             self.count_drop(slot);

@@ -103,6 +103,14 @@ impl<S: Sink> Sink for Metered<S> {
         self.inner.set_session_offset(id, sender, offset)
     }
 
+    fn record_clock_estimate(&mut self, e: &store::ClockEstimate) -> Result<(), StoreError> {
+        self.inner.record_clock_estimate(e)
+    }
+
+    fn record_clock_report(&mut self, r: &store::ClockReport) -> Result<(), StoreError> {
+        self.inner.record_clock_report(r)
+    }
+
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
         let done = self.inner.commit_if_due(policy, idle)?;
         if done {

@@ -94,11 +94,16 @@ pub fn open_db(dir: &Path, domain: &str) -> rusqlite::Connection {
 }
 
 /// Every table of a database as `{table: {columns, column_types, rows}}`,
-/// without `oml_ts_server` (as in the reference dumps); blobs as
+/// without `oml_ts_server` (as in the reference dumps) and without
+/// `_streamgauge_clock` (the server's clock estimates, which the reference
+/// does not keep and which differ from run to run); blobs as
 /// `{"blob_hex": ...}`.
 pub fn dump(conn: &rusqlite::Connection) -> Map<String, Json> {
     let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' \
+             AND name <> '_streamgauge_clock' ORDER BY rowid",
+        )
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()

@@ -30,6 +30,7 @@ use omsp::Schema;
 pub use options::PgOptions;
 
 use crate::catalog::{CatalogDb, START_TIME_KEY};
+use crate::clock::{ClockEstimate, ClockReport};
 use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
@@ -332,6 +333,49 @@ impl Sink for PgStore {
                  VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
                  sender_id = excluded.sender_id, data_offset = excluded.data_offset",
                 &[&id, &sender, &offset],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError> {
+        let sender = i32::try_from(e.sender).unwrap_or(i32::MAX);
+        let samples = i32::try_from(e.samples).unwrap_or(i32::MAX);
+        self.guarded(|c, _| {
+            c.batch_execute(crate::clock::CREATE_CLOCK)?;
+            c.execute(
+                &crate::clock::pg(crate::clock::UPSERT_ESTIMATE),
+                &[
+                    &sender,
+                    &e.name,
+                    &e.start_time,
+                    &e.connected_at,
+                    &e.offset,
+                    &samples,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError> {
+        let sender = i32::try_from(r.sender).unwrap_or(i32::MAX);
+        let synchronized = i32::from(r.synchronized);
+        self.guarded(|c, _| {
+            c.batch_execute(crate::clock::CREATE_CLOCK)?;
+            c.execute(
+                &crate::clock::pg(crate::clock::UPSERT_REPORT),
+                &[
+                    &sender,
+                    &r.name,
+                    &r.source,
+                    &r.daemon,
+                    &synchronized,
+                    &r.offset,
+                    &r.maxerror,
+                    &r.esterror,
+                    &r.reported_at,
+                ],
             )?;
             Ok(())
         })

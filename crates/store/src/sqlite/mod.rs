@@ -14,6 +14,7 @@ use omsp::Schema;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::catalog::{CatalogDb, START_TIME_KEY};
+use crate::clock::{ClockEstimate, ClockReport};
 use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
@@ -226,6 +227,44 @@ impl SqliteStore {
                  sender_id = excluded.sender_id, data_offset = excluded.data_offset",
             )?
             .execute(rusqlite::params![id, sender, offset as i64])?;
+        Ok(())
+    }
+
+    /// Records the server's estimate of a sender's clock offset (see
+    /// [`crate::clock`]), in the open transaction.
+    pub fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError> {
+        self.begin()?;
+        self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
+        self.conn
+            .prepare_cached(crate::clock::UPSERT_ESTIMATE)?
+            .execute(rusqlite::params![
+                e.sender,
+                e.name,
+                e.start_time,
+                e.connected_at,
+                e.offset,
+                e.samples
+            ])?;
+        Ok(())
+    }
+
+    /// Records a sender's latest clock report, in the open transaction.
+    pub fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError> {
+        self.begin()?;
+        self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
+        self.conn
+            .prepare_cached(crate::clock::UPSERT_REPORT)?
+            .execute(rusqlite::params![
+                r.sender,
+                r.name,
+                r.source,
+                r.daemon,
+                i32::from(r.synchronized),
+                r.offset,
+                r.maxerror,
+                r.esterror,
+                r.reported_at
+            ])?;
         Ok(())
     }
 

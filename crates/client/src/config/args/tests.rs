@@ -259,3 +259,29 @@ fn backchannel_option_and_environment() {
     };
     assert_eq!(spec.destinations[0].backchannel, Backchannel::Feedback);
 }
+
+#[test]
+fn clock_interval() {
+    assert_eq!(
+        opts(&[]).unwrap().clock_interval,
+        Some(Duration::from_secs(60))
+    );
+    let o = opts(&["--oml-clock-interval", "2.5"]).unwrap();
+    assert_eq!(o.clock_interval, Some(Duration::from_millis(2500)));
+    for off in ["0", "-1", "x"] {
+        let o = opts(&["--oml-clock-interval", off]).unwrap();
+        assert_eq!(o.clock_interval, None, "{off}");
+    }
+    let env = |n: &str| (n == "OML_CLOCK_INTERVAL").then(|| "0".to_string());
+    let mut argv = vec!["app".to_string()];
+    assert_eq!(extract(&mut argv, &env).unwrap().clock_interval, None);
+    let mut argv: Vec<String> = ["app", "--oml-clock-interval", "5"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        extract(&mut argv, &env).unwrap().clock_interval,
+        Some(Duration::from_secs(5)),
+        "the command line wins over the environment"
+    );
+}
