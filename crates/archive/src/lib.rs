@@ -46,6 +46,7 @@ mod s3;
 mod secret;
 mod sftp;
 mod target;
+mod worker;
 
 pub use archiver::{Archiver, EnqueueError, OpenError};
 pub use config::{

@@ -1,0 +1,233 @@
+//! The background worker: scheduler loop and one attempt of one job.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{broadcast, Notify};
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+use crate::config::ArchiverConfig;
+use crate::digest::digest_file;
+use crate::events::{ArchiveEvent, Counters, InFlightGuard};
+use crate::queue::{Job, Queue};
+use crate::target::{AttemptError, Delivery, Target};
+
+/// State shared by the [`crate::Archiver`] handle, the scheduler and the
+/// attempts.
+pub(crate) struct Inner {
+    /// Validated configuration.
+    pub(crate) cfg: ArchiverConfig,
+    /// The durable queue.
+    pub(crate) queue: Queue,
+    /// Live targets by name.
+    pub(crate) targets: BTreeMap<String, Target>,
+    /// Counters of this process for `stats()`.
+    pub(crate) counters: Counters,
+    /// Event fan-out for `subscribe()`.
+    pub(crate) events: broadcast::Sender<ArchiveEvent>,
+    /// Wakes the scheduler (enqueue, end of an attempt, retry_failed).
+    pub(crate) wake: Notify,
+    /// Jobs being attempted now, so the scheduler never starts one twice.
+    pub(crate) in_flight: Mutex<HashSet<(i64, String)>>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Scheduler: picks due jobs up to the concurrency limit and sleeps until
+/// the next due time, an enqueue, or the end of an attempt.
+pub(crate) async fn run(inner: Arc<Inner>) {
+    sweep_completed(&inner);
+    let mut tasks = JoinSet::new();
+    loop {
+        let max = inner.cfg.max_concurrent_uploads;
+        let free = max.saturating_sub(tasks.len());
+        if free > 0 {
+            let due = {
+                let in_flight = inner.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+                inner.queue.due(now_ms(), free, |f, t| {
+                    in_flight.contains(&(f, t.to_string()))
+                })
+            };
+            match due {
+                Ok(jobs) => {
+                    for job in jobs {
+                        let lease =
+                            now_ms() + inner.cfg.attempt_timeout_secs as i64 * 1000 + 60_000;
+                        if let Err(e) = inner.queue.lease(job.file_id, &job.target, lease) {
+                            tracing::error!(error = %e, "archive queue");
+                        }
+                        inner
+                            .in_flight
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert((job.file_id, job.target.clone()));
+                        let span = tracing::info_span!("archive_attempt",
+                            file = %job.local_path.display(), target = %job.target);
+                        tasks.spawn(attempt(inner.clone(), job).instrument(span));
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "archive queue"),
+            }
+        }
+        let wait = if tasks.len() < max {
+            match inner.queue.next_due_ms() {
+                Ok(Some(t)) => Duration::from_millis((t - now_ms()).clamp(0, 60_000) as u64),
+                _ => Duration::from_secs(60),
+            }
+        } else {
+            Duration::from_secs(3600)
+        };
+        tokio::select! {
+            _ = inner.wake.notified() => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Deletes local copies of files every target confirmed (a crash may have
+/// come between the last confirmation and the deletion).
+fn sweep_completed(inner: &Inner) {
+    match inner.queue.completed_undeleted() {
+        Ok(files) => {
+            for (id, path) in files {
+                remove_local(inner, id, &path);
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "archive queue"),
+    }
+}
+
+fn remove_local(inner: &Inner, file_id: i64, path: &Path) {
+    if !inner.cfg.keep_local {
+        match std::fs::remove_file(path) {
+            Ok(()) => {
+                Counters::add(&inner.counters.local_deleted, 1);
+                let _ = inner.events.send(ArchiveEvent::LocalDeleted {
+                    local_path: path.to_path_buf(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "archive: cannot delete uploaded file");
+                return;
+            }
+        }
+    }
+    if let Err(e) = inner.queue.set_local_deleted(file_id) {
+        tracing::error!(error = %e, "archive queue");
+    }
+}
+
+/// One attempt of one (file, target) job.
+async fn attempt(inner: Arc<Inner>, job: Job) {
+    let _guard = InFlightGuard::new(&inner.counters);
+    let attempt_no = job.attempts + 1;
+    let _ = inner.events.send(ArchiveEvent::Started {
+        local_path: job.local_path.clone(),
+        target: job.target.clone(),
+        attempt: attempt_no,
+    });
+    let result = run_attempt(&inner, &job).await;
+    inner
+        .in_flight
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&(job.file_id, job.target.clone()));
+    let q = &inner.queue;
+    match result {
+        Ok(delivery) => {
+            // Counters first, so that a reader who sees the job done in the
+            // queue also sees it counted.
+            let event = match delivery {
+                Delivery::Uploaded { bytes } => {
+                    Counters::add(&inner.counters.uploaded_files, 1);
+                    Counters::add(&inner.counters.uploaded_bytes, bytes);
+                    tracing::info!(file = %job.local_path.display(), target = %job.target, bytes, "archived");
+                    ArchiveEvent::Uploaded {
+                        local_path: job.local_path.clone(),
+                        target: job.target.clone(),
+                        bytes,
+                    }
+                }
+                Delivery::AlreadyPresent => {
+                    Counters::add(&inner.counters.already_present, 1);
+                    tracing::info!(file = %job.local_path.display(), target = %job.target, "already archived");
+                    ArchiveEvent::AlreadyPresent {
+                        local_path: job.local_path.clone(),
+                        target: job.target.clone(),
+                    }
+                }
+            };
+            if let Err(e) = q.set_done(job.file_id, &job.target) {
+                tracing::error!(error = %e, "archive queue");
+                return;
+            }
+            let _ = inner.events.send(event);
+            if q.file_complete(job.file_id).unwrap_or(false) {
+                remove_local(&inner, job.file_id, &job.local_path);
+            }
+        }
+        Err(e) => {
+            Counters::add(&inner.counters.failed_attempts, 1);
+            let give_up = inner.cfg.max_attempts.is_some_and(|m| attempt_no >= m);
+            let delay = crate::backoff::delay(&inner.cfg.backoff, attempt_no);
+            let error = e.to_string();
+            tracing::warn!(file = %job.local_path.display(), target = %job.target,
+                attempt = attempt_no, give_up, retry_in_ms = delay.as_millis() as u64, %error, "archive attempt failed");
+            let next = now_ms() + delay.as_millis() as i64;
+            if let Err(e) =
+                q.set_failed_attempt(job.file_id, &job.target, attempt_no, next, give_up, &error)
+            {
+                tracing::error!(error = %e, "archive queue");
+            }
+            let _ = inner.events.send(ArchiveEvent::AttemptFailed {
+                local_path: job.local_path.clone(),
+                target: job.target.clone(),
+                attempt: attempt_no,
+                error,
+                retry_in: (!give_up).then_some(delay),
+            });
+        }
+    }
+    inner.wake.notify_one();
+}
+
+async fn run_attempt(inner: &Inner, job: &Job) -> Result<Delivery, AttemptError> {
+    let Some(target) = inner.targets.get(&job.target) else {
+        return Err(AttemptError::Local {
+            path: job.local_path.display().to_string(),
+            source: std::io::Error::other(format!(
+                "target `{}` is no longer configured",
+                job.target
+            )),
+        });
+    };
+    let secs = inner.cfg.attempt_timeout_secs;
+    let work = async {
+        let path = job.local_path.clone();
+        let part = target.part_size();
+        let digest = tokio::task::spawn_blocking(move || digest_file(&path, part))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|r| r)
+            .map_err(|source| AttemptError::Local {
+                path: job.local_path.display().to_string(),
+                source,
+            })?;
+        target
+            .deliver(&job.local_path, &job.remote_name, &digest)
+            .await
+    };
+    tokio::time::timeout(Duration::from_secs(secs), work)
+        .await
+        .unwrap_or(Err(AttemptError::Timeout { secs }))
+}
