@@ -4,6 +4,7 @@
 //! was); 2 usage or I/O error (nothing useful was done).
 
 mod bench;
+mod capture;
 mod control;
 mod decode;
 mod docs;
@@ -56,6 +57,12 @@ enum Command {
     /// Export measurement streams from an experiment's database to CSV, JSON lines or Parquet.
     #[command(long_about = export::LONG_ABOUT)]
     Export(export::ExportArgs),
+    /// Passive packet capture: the daemon (sessions over an HTTP API), offline mode over a file, ctl.
+    #[command(long_about = capture::LONG_ABOUT)]
+    Capture(capture::CaptureArgs),
+    /// Anonymise IP addresses with Crypto-PAn (prefix-preserving), as capture sessions do.
+    #[command(long_about = capture::anonymize::LONG_ABOUT)]
+    Anonymize(capture::anonymize::AnonymizeArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -75,6 +82,8 @@ fn main() -> ExitCode {
         Command::Wrap(args) => wrap::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Control(args) => control::run(&args),
+        Command::Capture(args) => capture::run(&args),
+        Command::Anonymize(args) => capture::anonymize::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {
