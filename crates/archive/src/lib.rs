@@ -42,6 +42,8 @@ mod config;
 mod digest;
 mod events;
 mod queue;
+#[cfg(test)]
+mod queue_model;
 mod s3;
 mod secret;
 mod sftp;

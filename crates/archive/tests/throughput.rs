@@ -92,5 +92,8 @@ async fn sftp_and_s3_throughput() {
         "reference OpenSSH sftp put: {mb:.0} MB in {secs:.2} s = {:.1} MB/s",
         mb / secs
     );
-    println!("ratio archive sftp / OpenSSH sftp put: {:.2}", secs / sftp_secs);
+    println!(
+        "ratio archive sftp / OpenSSH sftp put: {:.2}",
+        secs / sftp_secs
+    );
 }
