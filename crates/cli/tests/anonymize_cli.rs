@@ -52,7 +52,11 @@ fn every_vector_through_stdin_and_arguments() {
         std::fs::write(&key, format!("{hex}\n")).unwrap();
         let input: String = pairs.iter().map(|(a, _)| format!("{a}\n")).collect();
         let out = anonymize(&key, &[], &input);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got: Vec<String> = String::from_utf8(out.stdout)
             .unwrap()
             .lines()
@@ -82,10 +86,19 @@ fn bad_lines_are_reported_with_their_number_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines, [pairs[0].1.as_str(), "", "", pairs[1].1.as_str(), ""]);
+    assert_eq!(
+        lines,
+        [pairs[0].1.as_str(), "", "", pairs[1].1.as_str(), ""]
+    );
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("line 2") && stderr.contains("not-an-ip"), "{stderr}");
-    assert!(stderr.contains("line 5") && stderr.contains("10.0.0.300"), "{stderr}");
+    assert!(
+        stderr.contains("line 2") && stderr.contains("not-an-ip"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("line 5") && stderr.contains("10.0.0.300"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("line 3"), "{stderr}");
 
     let out = anonymize(&dir.path().join("missing"), &["10.0.0.1"], "");

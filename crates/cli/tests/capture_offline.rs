@@ -8,7 +8,9 @@ use std::process::Command;
 fn udp_frame(dport: u16, payload: &[u8]) -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
     let total = (20 + 8 + payload.len()) as u16;
-    let mut ip = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
     ip[2..4].copy_from_slice(&total.to_be_bytes());
     let mut sum: u32 = ip
         .chunks(2)
@@ -52,7 +54,10 @@ fn have(tool: &str) -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    assert!(found || std::env::var_os("CI").is_none(), "{tool} is required in CI");
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "{tool} is required in CI"
+    );
     found
 }
 
@@ -91,10 +96,20 @@ fn offline_sessions_over_a_pcap_file() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("30 packets"), "{stdout}");
-    assert!(stdout.contains("session dns: matched 10 sampled_out 0 stored 10"), "{stdout}");
-    assert!(stdout.contains("session web: matched 20 sampled_out 10 stored 10"), "{stdout}");
+    assert!(
+        stdout.contains("session dns: matched 10 sampled_out 0 stored 10"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("session web: matched 20 sampled_out 10 stored 10"),
+        "{stdout}"
+    );
     let files = |s: &str, ext: &str| -> Vec<std::path::PathBuf> {
         std::fs::read_dir(out_dir.join(s))
             .unwrap()

@@ -134,7 +134,13 @@ impl Shared {
             .sessions
             .get_mut(id)
             .map(|r| r.set_state(State::Running, None));
-        if w.tx.send(Command::Add(Box::new(session))).is_err() {
+        let (ack, added) = oneshot::channel();
+        if w.tx.send(Command::Add(Box::new(session), ack)).is_err() {
+            return Err(self.fail(id, format!("the source thread of {iface} ended")));
+        }
+        drop(workers);
+        // Answer once the thread has it: a packet sent after the answer is seen.
+        if added.blocking_recv().is_err() {
             return Err(self.fail(id, format!("the source thread of {iface} ended")));
         }
         Ok(())

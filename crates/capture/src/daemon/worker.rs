@@ -28,8 +28,8 @@ const HOUSEKEEPING: Duration = Duration::from_millis(250);
 
 /// What the control side asks a source thread to do.
 pub enum Command {
-    /// Add a running session.
-    Add(Box<Session>),
+    /// Add a running session; acknowledged once every later packet reaches it.
+    Add(Box<Session>, oneshot::Sender<()>),
     /// Stop handing packets to a session (it stays open); acknowledged
     /// once no later packet reaches it.
     Pause(String, oneshot::Sender<()>),
@@ -178,7 +178,10 @@ fn run(iface: String, mut src: AfPacket, rx: Receiver<Command>, shared: &Shared)
 fn drain(rx: &Receiver<Command>, ss: &mut Sessions, shared: &Shared) -> Result<(), ()> {
     loop {
         match rx.try_recv() {
-            Ok(Command::Add(s)) => ss.demux.add(*s),
+            Ok(Command::Add(s, ack)) => {
+                ss.demux.add(*s);
+                let _ = ack.send(());
+            }
             Ok(Command::Pause(id, ack)) => {
                 if let Some(s) = ss.demux.remove(&id) {
                     ss.paused.insert(id, s);

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
 use ::capture::daemon::ctl::CtlClient;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
@@ -26,10 +26,20 @@ Examples:
 #[derive(Debug, Args)]
 pub struct CtlArgs {
     /// The daemon's control API (its `listen`), URL or HOST:PORT.
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7300", env = "STREAMGAUGE_CAPTURE_URL")]
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "http://127.0.0.1:7300",
+        env = "STREAMGAUGE_CAPTURE_URL"
+    )]
     pub url: String,
     /// Bearer token from the daemon's token file.
-    #[arg(long, value_name = "TOKEN", env = "STREAMGAUGE_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "STREAMGAUGE_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// What to do.
     #[command(subcommand)]

@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use ::capture::daemon::{Daemon, DaemonConfig};
+use anyhow::{Context, Result};
 
 /// Validates the configuration, starts the daemon, stops it on a signal.
 pub fn run(config: &Path, level: tracing::Level) -> Result<bool> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("reading {}", config.display()))?;
+    let text =
+        std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
     let cfg = DaemonConfig::from_toml(&text).with_context(|| format!("{}", config.display()))?;
     crate::server::init_logging(None, level)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -21,7 +21,10 @@ pub fn run(config: &Path, level: tracing::Level) -> Result<bool> {
         let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
         let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
         let daemon = Daemon::start(cfg).await?;
-        println!("capture daemon: control API on http://{}", daemon.local_addr());
+        println!(
+            "capture daemon: control API on http://{}",
+            daemon.local_addr()
+        );
         tokio::select! {
             _ = term.recv() => {}
             _ = int.recv() => {}

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
 use ::capture::config::SessionConfig;
 use ::capture::session::SessionEnv;
+use anyhow::{bail, Context, Result};
 
 /// Reads a session file: TOML by its extension, JSON otherwise.
 fn load(path: &Path) -> Result<SessionConfig> {
@@ -20,8 +20,16 @@ fn load(path: &Path) -> Result<SessionConfig> {
 }
 
 /// Runs the sessions over `input` and prints one line per session.
-pub fn run(input: &Path, sessions: &[PathBuf], out: Option<&Path>, keys: &[String]) -> Result<bool> {
-    let configs = sessions.iter().map(|p| load(p)).collect::<Result<Vec<_>>>()?;
+pub fn run(
+    input: &Path,
+    sessions: &[PathBuf],
+    out: Option<&Path>,
+    keys: &[String],
+) -> Result<bool> {
+    let configs = sessions
+        .iter()
+        .map(|p| load(p))
+        .collect::<Result<Vec<_>>>()?;
     let mut key = None;
     let mut named = Vec::new();
     for k in keys {
@@ -54,7 +62,9 @@ pub fn run(input: &Path, sessions: &[PathBuf], out: Option<&Path>, keys: &[Strin
         bail!("sessions name different keys {names:?}: run them separately");
     }
     let env = SessionEnv {
-        data_dir: out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")),
+        data_dir: out
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
         source: input.display().to_string(),
         key,
         closed: None,
