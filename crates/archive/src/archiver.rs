@@ -245,6 +245,12 @@ mod tests {
     use super::valid_remote_name;
 
     #[test]
+    fn archiver_can_be_shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<super::Archiver>();
+    }
+
+    #[test]
     fn remote_names() {
         assert!(valid_remote_name("a.pcap"));
         assert!(valid_remote_name("session-1/2026/a.pcap"));
