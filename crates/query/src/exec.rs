@@ -10,7 +10,7 @@ use crate::auth::Caller;
 use crate::body::ChannelWriter;
 use crate::catalog::find_stream;
 use crate::error::QueryError;
-use crate::export::{columns, Cell, Source, Timestamps};
+use crate::export::{columns, Cell, ExportError, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
 use crate::plan;
 use crate::request::{Format, RowsRequest};
@@ -98,12 +98,15 @@ pub fn write_rows<W: Write + Send>(
             let (t0, t1) = match (req.from, req.to) {
                 (Some(a), Some(b)) => (a, b),
                 (a, b) => {
-                    let r = src.text_rows(&plan::time_range(d, table, req))?;
-                    let get = |i: usize| {
-                        r.first()
-                            .and_then(|row| row[i].as_deref()?.parse::<f64>().ok())
+                    let [lo, hi] = plan::time_range(d, table, req);
+                    let mut get = |sql| -> Result<Option<f64>, ExportError> {
+                        Ok(src
+                            .text_rows(&sql)?
+                            .first()
+                            .and_then(|row| row[0].as_deref()?.parse::<f64>().ok()))
                     };
-                    match (a.or(get(0)), b.or(get(1))) {
+                    let (lo, hi) = (get(lo)?, get(hi)?);
+                    match (a.or(lo), b.or(hi)) {
                         (Some(a), Some(b)) => (a, b),
                         _ => return sink.finish(None).map(drop),
                     }

@@ -5,7 +5,7 @@
 use omsp::OmlType;
 
 use crate::export::{select_list, Column, Kind};
-use crate::request::RowsRequest;
+use crate::request::{RowsRequest, TimeAxis};
 use crate::sql::{Dialect, Param, PgType, Sql};
 
 /// The row id column, selected first by every row query.
@@ -178,22 +178,37 @@ pub fn m4(
     sql
 }
 
-/// The data's time range when the request gives none: first and last row
-/// (by id) for server time, which grows with arrival; min and max for
-/// client time. Returns SQL yielding one row `(lo, hi)` as text.
-pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
+/// The data's time range when the request gives none. Server time grows
+/// with arrival, so the first and last matching rows by id give it with
+/// two primary-key probes instead of a scan (a row slightly outside falls
+/// into the edge bucket: bucket numbers are clamped); client time needs
+/// `min`/`max`. Each SQL yields one text value.
+pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] {
     let ts = req.time.column();
-    let mut sql = Sql::new(dialect);
-    let cast = |sql: &mut Sql, agg: &str| {
-        sql.push(&format!("CAST({agg}("))
-            .ident(ts)
-            .push(") AS TEXT)");
+    let one = |first: bool| {
+        let mut sql = Sql::new(dialect);
+        match req.time {
+            TimeAxis::Server => {
+                sql.push("SELECT CAST(")
+                    .ident(ts)
+                    .push(" AS TEXT) FROM ")
+                    .ident(table);
+                sql.push(" WHERE ").ident(ts).push(" IS NOT NULL");
+                filters(&mut sql, req);
+                sql.push(" ORDER BY ").ident(table).push(".").ident(ID);
+                sql.push(if first { " LIMIT 1" } else { " DESC LIMIT 1" });
+            }
+            TimeAxis::Client => {
+                let agg = if first { "min" } else { "max" };
+                sql.push(&format!("SELECT CAST({agg}("))
+                    .ident(ts)
+                    .push(") AS TEXT) FROM ")
+                    .ident(table);
+                sql.push(" WHERE 1 = 1");
+                filters(&mut sql, req);
+            }
+        }
+        sql
     };
-    sql.push("SELECT ");
-    cast(&mut sql, "min");
-    sql.push(", ");
-    cast(&mut sql, "max");
-    sql.push(" FROM ").ident(table).push(" WHERE 1 = 1");
-    filters(&mut sql, req);
-    sql
+    [one(true), one(false)]
 }
