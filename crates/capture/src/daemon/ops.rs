@@ -130,10 +130,9 @@ impl Shared {
         }
         let w = &workers[&iface];
         // Running before the thread sees it, so its first counters land on a running record.
-        self.lock()
-            .sessions
-            .get_mut(id)
-            .map(|r| r.set_state(State::Running, None));
+        if let Some(r) = self.lock().sessions.get_mut(id) {
+            r.set_state(State::Running, None);
+        }
         let (ack, added) = oneshot::channel();
         if w.tx.send(Command::Add(Box::new(session), ack)).is_err() {
             return Err(self.fail(id, format!("the source thread of {iface} ended")));
