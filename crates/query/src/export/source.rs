@@ -72,10 +72,16 @@ impl Source {
             Source::Sqlite(c) => {
                 let handle = c.get_interrupt_handle();
                 let (tx, rx) = std::sync::mpsc::channel::<()>();
+                // sqlite3_interrupt only stops statements running at that
+                // moment: past the deadline, keep interrupting until `f`
+                // gives up, so a statement begun just after is stopped too.
                 let watchdog = std::thread::spawn(move || {
-                    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(budget)
+                    let mut wait = budget;
+                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                        rx.recv_timeout(wait)
                     {
                         handle.interrupt();
+                        wait = Duration::from_millis(5);
                     }
                 });
                 let out = f(self);
