@@ -21,6 +21,7 @@ __all__ = [
     "Mp",
     "schema_of",
     "read",
+    "tail",
     "Error",
     "ConfigError",
     "TypeError",
@@ -42,7 +43,24 @@ def decode(data: bytes) -> dict:
 
 
 def read(source, table=None, **kwargs):
-    """Read an experiment's results into pandas; see :func:`streamgauge.read.read`."""
+    """Read an experiment's results into pandas; see :func:`streamgauge.read.read`.
+
+    ``source`` may also be a server's query API URL
+    (``http://host:port/api/v1/domains/<domain>``, with ``stream=``): see
+    :func:`streamgauge.http.read`."""
+    if isinstance(source, str) and source.startswith(("http://", "https://")):
+        from .http import read as _http_read
+
+        stream = kwargs.pop("stream", table)
+        return _http_read(source, stream, **kwargs)
     from .reader import read as _read
 
     return _read(source, table, **kwargs)
+
+
+def tail(url, stream=None, **kwargs):
+    """Iterate over new rows of a stream from a server's query API; see
+    :func:`streamgauge.http.tail`."""
+    from .http import tail as _tail
+
+    return _tail(url, stream, **kwargs)
