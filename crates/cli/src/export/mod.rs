@@ -88,8 +88,7 @@ pub struct ExportArgs {
 
 /// Runs the export.
 pub fn run(args: &ExportArgs) -> Result<bool> {
-    let mut src =
-        Source::open(&args.source).with_context(|| format!("opening {}", args.source))?;
+    let mut src = Source::open(&args.source).with_context(|| format!("opening {}", args.source))?;
     let streams = src.streams()?;
     if args.list {
         for s in &streams {
