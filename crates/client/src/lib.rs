@@ -69,6 +69,11 @@
 //! byte budget; every dropped sample or tuple is counted ([`Stats`] and the
 //! `_client_instrumentation` stream). `docs/client.md` in the repository
 //! explains the design, the queueing and the resend semantics.
+//!
+//! TCP destinations also receive `_client_clock`, the synchronisation state
+//! of the host's clock ([`clocksync`]), at start and every
+//! [`spec::ClientSpec::clock_interval`], so the server can tell which
+//! senders' timestamps compare at fine resolution (`docs/clock.md`).
 #![deny(missing_docs)]
 
 mod client;
