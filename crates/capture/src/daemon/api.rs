@@ -48,6 +48,18 @@ impl From<OpError> for ApiError {
     }
 }
 
+/// A session's view, with its archive route.
+fn view(sh: &Shared, id: &str, r: &Record) -> SessionView {
+    let mut v = SessionView::from((id, r));
+    if let Some(a) = &sh.archive {
+        if let Some(route) = a.routes.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            v.archive_targets = route.targets.clone();
+            v.archive_enqueued = route.enqueued;
+        }
+    }
+    v
+}
+
 /// Whether `caller` may see and control a session of `experiment`.
 fn allowed(caller: &Caller, experiment: &str) -> bool {
     caller.may_control() || caller.may_read(experiment)
@@ -77,7 +89,7 @@ async fn list(caller: Caller, State(sh): Sh) -> Json<Vec<SessionView>> {
         reg.sessions
             .iter()
             .filter(|(_, r)| allowed(&caller, &r.experiment))
-            .map(|(id, r)| SessionView::from((id.as_str(), r)))
+            .map(|(id, r)| view(&sh, id, r))
             .collect(),
     )
 }
@@ -101,12 +113,18 @@ async fn create(
         )));
     }
     let id = cfg.name.clone();
-    sh.create(&experiment, cfg)?;
+    let archive: Vec<String> = q
+        .archive
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+        .collect();
+    sh.create(&experiment, cfg, archive)?;
     let r = find(&sh, &caller, &id)?;
-    Ok((
-        StatusCode::CREATED,
-        Json(SessionView::from((id.as_str(), &r))),
-    ))
+    Ok((StatusCode::CREATED, Json(view(&sh, &id, &r))))
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}", params(("id" = String, Path)),
@@ -117,7 +135,7 @@ async fn one(
     Path(id): Path<String>,
 ) -> ApiResult<Json<SessionView>> {
     let r = find(&sh, &caller, &id)?;
-    Ok(Json(SessionView::from((id.as_str(), &r))))
+    Ok(Json(view(&sh, &id, &r)))
 }
 
 #[utoipa::path(delete, path = "/api/v1/sessions/{id}", params(("id" = String, Path)),

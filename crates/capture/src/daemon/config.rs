@@ -19,7 +19,7 @@
 //! ```
 
 use crate::policy::NodePolicy;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ fn default_max_sessions() -> usize {
 }
 
 /// Everything the daemon needs, as written in its configuration file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DaemonConfig {
     /// Interfaces sessions may capture on; each gets one packet socket,
@@ -66,6 +66,11 @@ pub struct DaemonConfig {
     /// Most sessions the node keeps at once.
     #[serde(default = "default_max_sessions")]
     pub max_sessions: usize,
+    /// Archive uploader (state directory, SFTP/S3 targets; see
+    /// docs/archive.md). Sessions created with `?archive=T1,T2` have their
+    /// closed files uploaded to those targets.
+    #[serde(default)]
+    pub archive: Option<archive::ArchiverConfig>,
 }
 
 /// Why the configuration cannot be used.
@@ -105,6 +110,7 @@ impl DaemonConfig {
             collect: None,
             netns: None,
             max_sessions: default_max_sessions(),
+            archive: None,
         }
     }
 
@@ -140,6 +146,12 @@ impl DaemonConfig {
             if n.is_empty() || n.contains('/') {
                 return bad("netns", format!("{n:?} is not a namespace name"));
             }
+        }
+        if let Some(a) = &self.archive {
+            a.validate().map_err(|e| DaemonConfigError::Invalid {
+                key: "archive",
+                reason: e.to_string(),
+            })?;
         }
         if self.max_sessions == 0 {
             return bad("max_sessions", "must be >= 1".into());

@@ -19,6 +19,7 @@
 //! See `spec/capture-api.md`.
 
 mod api;
+pub mod archive;
 pub mod config;
 pub mod ctl;
 mod metrics;
@@ -66,6 +67,9 @@ pub enum DaemonError {
     /// The token file could not be used.
     #[error(transparent)]
     Tokens(#[from] httpkit::tokens::TokenFileError),
+    /// The archive uploader could not open its queue or targets.
+    #[error("archive: {0}")]
+    Archive(#[from] ::archive::OpenError),
     /// The data directory or the listener failed.
     #[error("{what}: {source}")]
     Io {
@@ -90,6 +94,8 @@ pub struct Shared {
     workers: Mutex<HashMap<String, Worker>>,
     /// Counter snapshots to the collection server, when configured.
     streams: Option<CounterStreams>,
+    /// Closed files to the archive uploader, when configured.
+    archive: Option<archive::ArchiveLink>,
 }
 
 impl Shared {
@@ -167,7 +173,14 @@ impl Daemon {
             .collect
             .as_deref()
             .and_then(|c| CounterStreams::new(c, &node));
+        let archive = match &config.archive {
+            Some(a) => Some(archive::ArchiveLink::new(
+                ::archive::Archiver::open(a.clone()).await?,
+            )),
+            None => None,
+        };
         let shared = Arc::new(Shared {
+            archive,
             policy: config.effective_policy(),
             config,
             keys,
@@ -235,6 +248,10 @@ impl Daemon {
             }
         })
         .await;
+        // Every session let go of its closed-file sender: drain, then stop uploading.
+        if let Some(a) = &self.shared.archive {
+            a.shutdown().await;
+        }
     }
 }
 

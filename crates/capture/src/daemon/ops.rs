@@ -39,7 +39,12 @@ fn interface_of(cfg: &SessionConfig) -> String {
 
 impl Shared {
     /// Accepts a new session in state `created`.
-    pub fn create(&self, experiment: &str, cfg: SessionConfig) -> Result<(), OpError> {
+    pub fn create(
+        &self,
+        experiment: &str,
+        cfg: SessionConfig,
+        archive: Vec<String>,
+    ) -> Result<(), OpError> {
         if !omsp::names::is_valid_domain(experiment) {
             return Err(OpError::Invalid(format!(
                 "experiment {experiment:?} is not a valid domain name (1-63 of [A-Za-z0-9_.-])"
@@ -66,6 +71,19 @@ impl Shared {
                 )));
             }
         }
+        if !archive.is_empty() {
+            let known: Vec<String> = self
+                .config
+                .archive
+                .as_ref()
+                .map(|a| a.targets.keys().cloned().collect())
+                .unwrap_or_default();
+            if let Some(t) = archive.iter().find(|t| !known.contains(t)) {
+                return Err(OpError::Invalid(format!(
+                    "archive target {t:?} is not configured on this node (known: {known:?})"
+                )));
+            }
+        }
         let mut reg = self.lock();
         if reg.sessions.contains_key(&cfg.name) {
             return Err(OpError::Conflict(format!(
@@ -80,6 +98,19 @@ impl Shared {
             )));
         }
         let id = cfg.name.clone();
+        if let Some(link) = &self.archive {
+            let mut routes = link.routes.lock().unwrap_or_else(|e| e.into_inner());
+            if archive.is_empty() {
+                routes.remove(&id);
+            } else {
+                let route = super::archive::Route {
+                    experiment: experiment.to_string(),
+                    targets: archive,
+                    enqueued: 0,
+                };
+                routes.insert(id.clone(), route);
+            }
+        }
         reg.sessions
             .insert(id, Record::new(experiment.to_string(), cfg));
         Ok(())
@@ -109,7 +140,18 @@ impl Shared {
                 .anonymization
                 .as_ref()
                 .and_then(|a| self.keys.get(&a.key).cloned()),
-            closed: None,
+            closed: self.archive.as_ref().and_then(|a| {
+                let routed = a
+                    .routes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(id);
+                if routed {
+                    a.sender()
+                } else {
+                    None
+                }
+            }),
         };
         let session = Session::new(cfg, &env).map_err(|e| self.fail(id, e.to_string()))?;
         let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());

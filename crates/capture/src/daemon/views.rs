@@ -62,6 +62,10 @@ pub struct SessionView {
     pub created_unix_s: u64,
     /// Latest counters.
     pub counters: CountersView,
+    /// Archive targets its closed files are uploaded to.
+    pub archive_targets: Vec<String>,
+    /// Files (packet files and metadata) handed to the archive uploader.
+    pub archive_enqueued: u64,
     /// The session configuration as accepted (see docs/capture.md).
     #[schema(value_type = Object)]
     pub config: serde_json::Value,
@@ -86,6 +90,8 @@ impl From<(&str, &Record)> for SessionView {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             counters: (&r.counters).into(),
+            archive_targets: Vec::new(),
+            archive_enqueued: 0,
             config: serde_json::to_value(&r.config).unwrap_or_default(),
         }
     }
@@ -167,4 +173,6 @@ pub struct Capabilities {
 pub struct CreateQuery {
     /// Experiment (domain) the session belongs to; default: the session name.
     pub experiment: Option<String>,
+    /// Archive targets (comma-separated names from the daemon's configuration).
+    pub archive: Option<String>,
 }

@@ -1,0 +1,114 @@
+//! Archive wiring of the capture daemon, as root on the loopback interface
+//! (traffic stays on this host): a session created with `?archive=lab`
+//! has its closed pcap file and metadata uploaded to a real OpenSSH server
+//! (the archive crate's test harness) as `<experiment>/<session>/<file>`.
+
+#![allow(unsafe_code)] // geteuid(2)
+
+#[path = "../../archive/tests/common/mod.rs"]
+mod archive_common;
+
+use capture::daemon::ctl::CtlClient;
+use capture::daemon::{Daemon, DaemonConfig};
+use serde_json::Value;
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+#[test]
+fn closed_files_reach_the_archive_target() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "needs root (AF_PACKET) in CI"
+        );
+        eprintln!("SKIP: not root");
+        return;
+    }
+    let Some(sshd) = archive_common::Sshd::start_new() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        r#"interfaces = ["lo"]
+data_dir = "{data}"
+listen = "127.0.0.1:0"
+
+[archive]
+state_dir = "{state}"
+[archive.backoff]
+initial_ms = 100
+max_ms = 500
+[archive.targets.lab]
+kind = "sftp"
+host = "127.0.0.1"
+port = {port}
+user = "{user}"
+private_key_file = "{key}"
+known_hosts_file = "{kh}"
+remote_dir = "{root}"
+"#,
+        data = dir.path().join("data").display(),
+        state = dir.path().join("state").display(),
+        port = sshd.port,
+        user = sshd.user,
+        key = sshd.client_key.display(),
+        kh = sshd.known_hosts.display(),
+        root = sshd.root.display(),
+    );
+    let cfg = DaemonConfig::from_toml(&toml).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
+    let c = CtlClient::new(&daemon.local_addr().to_string(), None);
+
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sink.local_addr().unwrap().port();
+    let body = format!(
+        r#"{{"name":"arch","filter":"udp dst port {port}","outputs":[{{"type":"pcap"}}]}}"#
+    );
+    let bad = c.post("/api/v1/sessions?experiment=lab1&archive=nowhere", &body);
+    assert!(
+        matches!(
+            &bad,
+            Err(capture::daemon::ctl::CtlError::Status { status: 400, .. })
+        ),
+        "{bad:?}"
+    );
+    c.post("/api/v1/sessions?experiment=lab1&archive=lab", &body)
+        .unwrap();
+    c.post("/api/v1/sessions/arch/start", "{}").unwrap();
+    let src = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..10u8 {
+        src.send_to(&[i; 100], ("127.0.0.1", port)).unwrap();
+    }
+    let t0 = Instant::now();
+    let status =
+        || -> Value { serde_json::from_str(&c.get("/api/v1/sessions/arch").unwrap()).unwrap() };
+    while status()["counters"]["stored"].as_u64() < Some(10) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "{}", status());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    c.post("/api/v1/sessions/arch/stop", "{}").unwrap();
+    let t0 = Instant::now();
+    loop {
+        let files = sshd.files();
+        let under = |ext: &str| {
+            files
+                .iter()
+                .any(|f| f.starts_with("lab1/arch/arch_") && f.ends_with(ext))
+        };
+        if under(".pcap") && under(".pcap.json") && under(".pcap.xml") {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "not archived: {files:?} {}",
+            status()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let v = status();
+    assert_eq!(v["archive_targets"][0], "lab");
+    assert_eq!(v["archive_enqueued"], 3);
+    rt.block_on(daemon.shutdown());
+}
