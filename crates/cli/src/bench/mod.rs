@@ -1,11 +1,14 @@
 //! `streamgauge bench`: system benchmarks that compare a component with the
 //! physical limit (or the reference) measured in the same run.
 
+mod capture;
 mod observer;
 mod pg;
 mod pg_raw;
 mod pg_verify;
+mod query;
 mod raw;
+mod readers;
 mod replay;
 mod report;
 mod server;
@@ -32,6 +35,18 @@ enum Which {
     /// against the same sender uninstrumented.
     #[command(long_about = observer::LONG_ABOUT)]
     Observer(observer::ObserverArgs),
+    /// Ingestion rate while live tails and downsampled queries read the
+    /// same stream, against ingestion alone; live-tail latency.
+    #[command(long_about = readers::LONG_ABOUT)]
+    Readers(readers::ReadersArgs),
+    /// Live capture at the packet generator's maximum (trafgen over a
+    /// veth pair) against tcpdump on the same traffic (root).
+    #[command(long_about = capture::LONG_ABOUT)]
+    Capture(capture::CaptureBenchArgs),
+    /// Query API: downsampled query latency and export throughput on a
+    /// large stream, SQLite and PostgreSQL, against the databases' dumps.
+    #[command(long_about = query::LONG_ABOUT)]
+    Query(query::QueryBenchArgs),
 }
 
 /// Runs the chosen benchmark.
@@ -39,5 +54,8 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     match &args.which {
         Which::Server(a) => server::run(a),
         Which::Observer(a) => observer::run(a),
+        Which::Readers(a) => readers::run(a),
+        Which::Capture(a) => capture::run(a),
+        Which::Query(a) => query::run(a),
     }
 }
