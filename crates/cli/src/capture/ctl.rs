@@ -58,6 +58,9 @@ pub enum Action {
         /// Experiment (domain) the session belongs to [default: the session name].
         #[arg(long, value_name = "NAME")]
         experiment: Option<String>,
+        /// Upload closed files to these archive targets of the daemon (comma-separated).
+        #[arg(long, value_name = "T1,T2")]
+        archive: Option<String>,
     },
     /// List the sessions this token may see.
     List,
@@ -124,13 +127,25 @@ pub fn run(args: &CtlArgs) -> Result<bool> {
     let s = |id: &str, what: &str| format!("/api/v1/sessions/{id}{what}");
     let body = match &args.action {
         Action::Capabilities => c.get("/api/v1/capabilities")?,
-        Action::Create { file, experiment } => {
+        Action::Create {
+            file,
+            experiment,
+            archive,
+        } => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let q = experiment
-                .as_ref()
-                .map(|e| format!("?experiment={e}"))
-                .unwrap_or_default();
+            let mut params = Vec::new();
+            if let Some(e) = experiment {
+                params.push(format!("experiment={e}"));
+            }
+            if let Some(a) = archive {
+                params.push(format!("archive={a}"));
+            }
+            let q = if params.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", params.join("&"))
+            };
             c.post(&format!("/api/v1/sessions{q}"), &text)?
         }
         Action::List => c.get("/api/v1/sessions")?,

@@ -38,6 +38,13 @@ starts:
     [policy]
     header_only_forced = true
     max_snaplen = 256
+    [archive]                      # optional, see docs/archive.md
+    state_dir = \"/var/lib/streamgauge/archive\"
+    [archive.targets.lab]
+    kind = \"sftp\"                  # host, user, keys, remote_dir ...
+
+Sessions created with ?archive=lab (ctl create --archive lab) have every
+closed file and its metadata uploaded as <experiment>/<session>/<file>.
 
 SIGTERM or SIGINT stop every session: buffered records are written, files
 closed with valid trailers and their metadata, final counters sent.
