@@ -19,11 +19,12 @@
 //! See `spec/capture-api.md`.
 
 mod api;
+pub mod bench;
 pub mod archive;
 pub mod config;
 pub mod ctl;
 mod metrics;
-mod netns;
+pub(crate) mod netns;
 mod openapi;
 mod ops;
 pub mod registry;

@@ -25,3 +25,16 @@ pub fn interface_exists(interface: &str) -> bool {
     // SAFETY: a valid NUL-terminated name.
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
+
+/// CPU time (user + system) the calling thread has used, in seconds.
+pub fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the kernel to fill.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
