@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use crate::error::QueryError;
 use crate::export::{columns, ExportError, Source};
 use crate::format::json::type_name;
-use crate::sql::{Param, PgType, Sql};
+use crate::sql::{Dialect, Param, PgType, Sql};
 
 /// A domain in the list.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -26,6 +26,31 @@ pub struct Sender {
     pub id: i64,
     /// The name it connected with.
     pub name: String,
+    /// Its clock, as the sender reported it and the server estimated it
+    /// (`_streamgauge_clock`, docs/clock.md); absent for databases written
+    /// before clock awareness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<SenderClock>,
+}
+
+/// What is known of a sender's clock: whether two senders' timestamps can
+/// be compared at fine resolution.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct SenderClock {
+    /// Sender clock minus server clock, in seconds, estimated by the server
+    /// from the first tuples (network delay not subtracted).
+    pub offset: Option<f64>,
+    /// `ntp`, `ptp`, `none` or `unknown`, as the client reported it
+    /// (absent for stock OML clients).
+    pub source: Option<String>,
+    /// The synchronisation daemon the client saw running.
+    pub daemon: Option<String>,
+    /// Whether the kernel said the clock was synchronised.
+    pub synchronized: Option<bool>,
+    /// The kernel's maximum error bound, seconds.
+    pub maxerror: Option<f64>,
+    /// The kernel's estimated error, seconds.
+    pub esterror: Option<f64>,
 }
 
 /// One metadata tuple of `_experiment_metadata` (client metadata, not
@@ -112,16 +137,22 @@ pub fn domain_info(src: &mut Source, domain: &str) -> Result<DomainInfo, ExportE
     let streams = streams(src)?.into_iter().map(|s| s.name).collect();
     let mut sql = Sql::new(src.dialect());
     sql.push("SELECT CAST(id AS TEXT), name FROM _senders ORDER BY id");
-    let senders = src
+    let mut senders: Vec<Sender> = src
         .text_rows(&sql)?
         .into_iter()
         .filter_map(|r| {
             Some(Sender {
                 id: r[0].as_deref()?.parse().ok()?,
                 name: r[1].clone()?,
+                clock: None,
             })
         })
         .collect();
+    for (id, clock) in clocks(src)? {
+        if let Some(s) = senders.iter_mut().find(|s| s.id == id) {
+            s.clock = Some(clock);
+        }
+    }
     Ok(DomainInfo {
         name: domain.to_owned(),
         start_time,
@@ -129,6 +160,54 @@ pub fn domain_info(src: &mut Source, domain: &str) -> Result<DomainInfo, ExportE
         streams,
         metadata: metadata(src)?,
     })
+}
+
+/// Whether the database has the clock table (servers before clock
+/// awareness did not create it).
+pub fn has_clock_table(src: &mut Source) -> Result<bool, ExportError> {
+    let mut sql = Sql::new(src.dialect());
+    sql.push(match src.dialect() {
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_streamgauge_clock'"
+        }
+        Dialect::Postgres => "SELECT to_regclass('_streamgauge_clock')::text",
+    });
+    Ok(src
+        .text_rows(&sql)?
+        .first()
+        .is_some_and(|r| r.first().is_some_and(Option::is_some)))
+}
+
+/// Clock state per sender id.
+fn clocks(src: &mut Source) -> Result<Vec<(i64, SenderClock)>, ExportError> {
+    if !has_clock_table(src)? {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(src.dialect());
+    sql.push(
+        "SELECT CAST(sender_id AS TEXT), CAST(clock_offset AS TEXT), source, daemon, \
+         CAST(synchronized AS TEXT), CAST(maxerror AS TEXT), CAST(esterror AS TEXT) \
+         FROM _streamgauge_clock",
+    );
+    let num = |v: &Option<String>| v.as_deref().and_then(|t| t.parse::<f64>().ok());
+    Ok(src
+        .text_rows(&sql)?
+        .into_iter()
+        .filter_map(|r| {
+            let id = r[0].as_deref()?.parse().ok()?;
+            Some((
+                id,
+                SenderClock {
+                    offset: num(&r[1]),
+                    source: r[2].clone(),
+                    daemon: r[3].clone(),
+                    synchronized: num(&r[4]).map(|v| v != 0.0),
+                    maxerror: num(&r[5]),
+                    esterror: num(&r[6]),
+                },
+            ))
+        })
+        .collect())
 }
 
 fn metadata(src: &mut Source) -> Result<Vec<MetadataEntry>, ExportError> {

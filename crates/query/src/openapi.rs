@@ -3,7 +3,9 @@
 
 use utoipa::OpenApi;
 
-use crate::catalog::{DomainInfo, DomainSummary, FieldInfo, MetadataEntry, Sender, StreamInfo};
+use crate::catalog::{
+    DomainInfo, DomainSummary, FieldInfo, MetadataEntry, Sender, SenderClock, StreamInfo,
+};
 
 /// The API description.
 #[derive(OpenApi)]
@@ -24,6 +26,7 @@ use crate::catalog::{DomainInfo, DomainSummary, FieldInfo, MetadataEntry, Sender
         DomainSummary,
         DomainInfo,
         Sender,
+        SenderClock,
         MetadataEntry,
         StreamInfo,
         FieldInfo
