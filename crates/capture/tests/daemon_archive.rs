@@ -110,5 +110,12 @@ remote_dir = "{root}"
     let v = status();
     assert_eq!(v["archive_targets"][0], "lab");
     assert_eq!(v["archive_enqueued"], 3);
+    let m = c.get("/metrics").unwrap();
+    assert!(
+        m.contains(
+            "capture_session_archived_total{session=\"arch\",experiment=\"lab1\",interface=\"lo\"} 3"
+        ),
+        "{m}"
+    );
     rt.block_on(daemon.shutdown());
 }

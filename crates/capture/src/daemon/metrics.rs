@@ -31,7 +31,7 @@ pub fn render(sh: &Shared, visible: impl Fn(&str) -> bool) -> String {
                 label(id),
                 label(&r.experiment),
                 label(r.config.interface.as_deref().unwrap_or("")),
-                counter_values(&r.counters)[i]
+                counter_values(&r.counters, sh.archived(id))[i]
             );
         }
     }

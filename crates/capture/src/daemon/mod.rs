@@ -19,8 +19,8 @@
 //! See `spec/capture-api.md`.
 
 mod api;
-pub mod bench;
 pub mod archive;
+pub mod bench;
 pub mod config;
 pub mod ctl;
 mod metrics;
@@ -114,8 +114,19 @@ impl Shared {
             .get(id)
             .map(|r| (r.experiment.clone(), r.config.interface.clone()));
         if let Some((exp, iface)) = who {
-            st.send(&exp, id, iface.as_deref().unwrap_or(""), c);
+            st.send(
+                &exp,
+                id,
+                iface.as_deref().unwrap_or(""),
+                c,
+                self.archived(id),
+            );
         }
+    }
+
+    /// Files of session `id` handed to the archive uploader.
+    pub fn archived(&self, id: &str) -> u64 {
+        self.archive.as_ref().map_or(0, |a| a.enqueued(id))
     }
 
     /// Sends the final counters of a stopped session.

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 /// Columns of `capture_counters` (after `session` and `interface`).
-pub const COUNTER_COLUMNS: [&str; 9] = [
+pub const COUNTER_COLUMNS: [&str; 10] = [
     "seen",
     "matched",
     "sampled_out",
@@ -27,10 +27,12 @@ pub const COUNTER_COLUMNS: [&str; 9] = [
     "dropped_by_us",
     "dropped_kernel",
     "flows_exported",
+    "archived",
 ];
 
-/// The counter values in [`COUNTER_COLUMNS`] order.
-pub fn counter_values(c: &Counters) -> [u64; 9] {
+/// The counter values in [`COUNTER_COLUMNS`] order; `archived` counts the
+/// files handed to the archive uploader.
+pub fn counter_values(c: &Counters, archived: u64) -> [u64; 10] {
     [
         c.seen,
         c.matched,
@@ -41,6 +43,7 @@ pub fn counter_values(c: &Counters) -> [u64; 9] {
         c.dropped_by_us,
         c.kernel_drops,
         c.flows_exported,
+        archived,
     ]
 }
 
@@ -56,6 +59,8 @@ enum Msg {
         interface: String,
         /// The counters.
         counters: Counters,
+        /// Files handed to the archive uploader.
+        archived: u64,
     },
     /// Flush and close every client, then end.
     Close,
@@ -122,7 +127,14 @@ impl Clients {
         Ok((c, mp))
     }
 
-    fn send(&mut self, experiment: &str, session: &str, interface: &str, c: &Counters) {
+    fn send(
+        &mut self,
+        experiment: &str,
+        session: &str,
+        interface: &str,
+        c: &Counters,
+        archived: u64,
+    ) {
         if !self.open.contains_key(experiment) {
             match self.open(experiment) {
                 Ok(cm) => {
@@ -138,7 +150,11 @@ impl Clients {
             return;
         };
         let mut row = vec![ValueRef::String(session), ValueRef::String(interface)];
-        row.extend(counter_values(c).iter().map(|v| ValueRef::UInt64(*v)));
+        row.extend(
+            counter_values(c, archived)
+                .iter()
+                .map(|v| ValueRef::UInt64(*v)),
+        );
         if let Err(e) = mp.inject(&row) {
             tracing::warn!(session, error = %e, "counter snapshot not injected");
         }
@@ -175,7 +191,8 @@ impl CounterStreams {
                             session,
                             interface,
                             counters,
-                        } => clients.send(&experiment, &session, &interface, &counters),
+                            archived,
+                        } => clients.send(&experiment, &session, &interface, &counters, archived),
                         Msg::Close => break,
                     }
                 }
@@ -190,13 +207,21 @@ impl CounterStreams {
     }
 
     /// Queues one snapshot of `session` (on `interface`) for `experiment`.
-    pub fn send(&self, experiment: &str, session: &str, interface: &str, c: &Counters) {
+    pub fn send(
+        &self,
+        experiment: &str,
+        session: &str,
+        interface: &str,
+        c: &Counters,
+        archived: u64,
+    ) {
         let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
         let _ = tx.send(Msg::Snapshot {
             experiment: experiment.into(),
             session: session.into(),
             interface: interface.into(),
             counters: *c,
+            archived,
         });
     }
 
