@@ -112,7 +112,7 @@ impl Sampler {
         match self.cfg {
             Sampling::All => true,
             Sampling::OneInN { n } => {
-                let k = self.count % n.max(1) == 0;
+                let k = self.count.is_multiple_of(n.max(1));
                 self.count += 1;
                 k
             }
