@@ -283,7 +283,7 @@ fn a_feedback_rule_lowers_a_fast_clients_rate_and_restores_it() {
     // then 2 s more.
     let mut restored_at = None;
     let t1 = Instant::now();
-    while restored_at.map_or(true, |r: i64| i < r + 200) {
+    while restored_at.is_none_or(|r: i64| i < r + 200) {
         inject(&mp, i);
         i += 1;
         std::thread::sleep(Duration::from_millis(10));

@@ -65,7 +65,7 @@ impl Store {
             let new_offset = index.max(top - max + 1);
             if new_offset < self.offset {
                 let grow = (self.offset - new_offset) as usize;
-                self.bins.splice(0..0, std::iter::repeat(0).take(grow));
+                self.bins.splice(0..0, std::iter::repeat_n(0, grow));
                 self.offset = new_offset;
             }
         }

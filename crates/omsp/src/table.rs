@@ -40,7 +40,7 @@ impl SchemaTable {
     /// The schema bound to `index`. Index 0 falls back to the standard
     /// `_experiment_metadata` schema if the sender never declared it.
     pub fn get(&mut self, index: u32) -> Option<&Arc<Schema>> {
-        if index == 0 && self.slots.first().map_or(true, Option::is_none) {
+        if index == 0 && self.slots.first().is_none_or(Option::is_none) {
             // Cannot fail: 0 is always within the limit.
             let _ = self.bind(schema0());
         }

@@ -237,7 +237,7 @@ fn send_round(args: &ObserverArgs, rx: &Receiver, mp: Option<&Mp>, seq: &mut u64
     let mut sent = 0u64;
     loop {
         // The clock is read every 256 packets in both variants alike.
-        if sent % 256 == 0 && t0.elapsed() >= length {
+        if sent.is_multiple_of(256) && t0.elapsed() >= length {
             break;
         }
         *seq += 1;

@@ -100,7 +100,7 @@ impl PgWatcher {
                 }
                 by_count = true;
             }
-            if poll % 50 == 0 {
+            if poll.is_multiple_of(50) {
                 let n = self.number(&sent)?;
                 bar.set_position(n.min(expected));
                 if n > last.0 {

@@ -200,7 +200,7 @@ fn export_one(
             let mut w = ParquetWriter::new(file, &cols, times)?;
             src.rows(schema, |cells| {
                 n += 1;
-                if n % 4096 == 0 {
+                if n.is_multiple_of(4096) {
                     bar.set_position(n);
                 }
                 w.row(cells)
@@ -215,7 +215,7 @@ fn export_one(
             let mut w = ArrowWriter::new(file, &cols, times)?;
             src.rows(schema, |cells| {
                 n += 1;
-                if n % 4096 == 0 {
+                if n.is_multiple_of(4096) {
                     bar.set_position(n);
                 }
                 w.row(cells)
@@ -232,7 +232,7 @@ fn export_one(
             let mut w = TextWriter::new(out, &cols, times, format == Format::Jsonl)?;
             src.rows(schema, |cells| {
                 n += 1;
-                if n % 4096 == 0 {
+                if n.is_multiple_of(4096) {
                     bar.set_position(n);
                 }
                 w.row(cells)

@@ -144,9 +144,7 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
             return;
         }
         let Some(stream) = conn.as_mut() else {
-            if current.is_none()
-                && q.is_drained()
-                && session.as_ref().map_or(true, Session::settled)
+            if current.is_none() && q.is_drained() && session.as_ref().is_none_or(Session::settled)
             {
                 // Closing with nothing left to send: no need to connect.
                 return;

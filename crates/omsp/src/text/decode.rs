@@ -311,7 +311,7 @@ mod tests {
             let s: Vec<u8> = (0..len)
                 .map(|i| {
                     let r = state.rotate_left(i as u32 * 5) as usize;
-                    if i > 0 && r % 3 != 0 {
+                    if i > 0 && !r.is_multiple_of(3) {
                         b'0' + (r % 10) as u8
                     } else {
                         alphabet[r % alphabet.len()]

@@ -123,7 +123,7 @@ pub fn pg_cell(v: Option<&str>, kind: Kind) -> Cell {
 }
 
 fn hex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())

@@ -76,8 +76,8 @@ pub async fn run(hub: Arc<Feedback>, mut shutdown: Shutdown) {
 }
 
 fn applies(rule: &Rule, peer: &Peer) -> bool {
-    rule.domain.as_ref().map_or(true, |d| *d == peer.domain)
-        && rule.sender.as_ref().map_or(true, |s| *s == peer.sender)
+    rule.domain.as_ref().is_none_or(|d| *d == peer.domain)
+        && rule.sender.as_ref().is_none_or(|s| *s == peer.sender)
 }
 
 fn measure(rule: &Rule, peer: &Peer, rate: f64) -> Option<f64> {
