@@ -168,16 +168,34 @@ impl Readers {
         let events = Arc::new(AtomicU64::new(0));
         let queries = Arc::new(AtomicU64::new(0));
         for _ in 0..subscribers {
-            let url = format!("http://{http}{stream}/tail?after={after}");
+            let base = format!("http://{http}{stream}/tail");
             let events = Arc::clone(&events);
             let stop = Arc::clone(&stop);
-            // Detached: each ends when its stream ends (server shutdown) or
-            // once the loop is stopped and the next line arrives.
+            // Detached: each ends once the loop is stopped and its next line
+            // arrives (or at server shutdown). A subscriber closed as
+            // `lagged` resumes where it was told, as a browser would, so the
+            // readers keep loading the server for the whole round.
             std::thread::spawn(move || {
-                let _ = follow(&url, |_| {
-                    events.fetch_add(1, Ordering::Relaxed);
-                    !stop.load(Ordering::Relaxed)
-                });
+                let mut after = after;
+                while !stop.load(Ordering::Relaxed) {
+                    let url = format!("{base}?after={after}");
+                    let mut resumed = None;
+                    let r = follow(&url, |data| {
+                        match serde_json::from_str::<serde_json::Value>(data) {
+                            Ok(v) if v.get("resume_after").is_some() => {
+                                resumed = v["resume_after"].as_u64();
+                            }
+                            _ => {
+                                events.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        !stop.load(Ordering::Relaxed)
+                    });
+                    match (r, resumed) {
+                        (Ok(()), Some(next)) => after = next,
+                        _ => return,
+                    }
+                }
             });
         }
         let url = format!("http://{http}{stream}/rows?points=2000");
