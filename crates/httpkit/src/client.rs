@@ -83,32 +83,53 @@ impl Client {
 
     /// `GET path`: the body of a 2xx answer.
     pub fn get(&self, path: &str) -> Result<String, ClientError> {
+        self.get_bytes(path).map(text)
+    }
+
+    /// `GET path`: the body bytes of a 2xx answer (downloads).
+    pub fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
         let url = format!("{}{path}", self.base);
-        let mut req = self.agent.get(&url);
-        if let Some(t) = &self.token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
-        self.finish(&url, req.call())
+        let result = self.auth(self.agent.get(&url)).call();
+        self.finish(&url, result)
     }
 
     /// `POST path` with a JSON body: the body of a 2xx answer.
     pub fn post_json(&self, path: &str, body: &serde_json::Value) -> Result<String, ClientError> {
+        self.post(path, &body.to_string())
+    }
+
+    /// `POST path` with a body that is already JSON text.
+    pub fn post(&self, path: &str, json: &str) -> Result<String, ClientError> {
         let url = format!("{}{path}", self.base);
-        let mut req = self.agent.post(&url);
-        if let Some(t) = &self.token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
-        let result = req
+        let result = self
+            .auth(self.agent.post(&url))
             .content_type("application/json")
-            .send(body.to_string().as_str());
-        self.finish(&url, result)
+            .send(json);
+        self.finish(&url, result).map(text)
+    }
+
+    /// `DELETE path` (marked JSON, as every state-changing request must be).
+    pub fn delete(&self, path: &str) -> Result<String, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let result = self
+            .auth(self.agent.delete(&url))
+            .header("Content-Type", "application/json")
+            .call();
+        self.finish(&url, result).map(text)
+    }
+
+    fn auth<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.token {
+            Some(t) => req.header("Authorization", format!("Bearer {t}")),
+            None => req,
+        }
     }
 
     fn finish(
         &self,
         url: &str,
         result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<String, ClientError> {
+    ) -> Result<Vec<u8>, ClientError> {
         let mut response = result.map_err(|e| ClientError::Unreachable {
             what: self.what.clone(),
             url: url.to_owned(),
@@ -116,11 +137,16 @@ impl Client {
             hint: self.hint.clone(),
         })?;
         let status = response.status().as_u16();
-        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 32)
+            .read_to_vec()
+            .unwrap_or_default();
         if (200..300).contains(&status) {
-            return Ok(text);
+            return Ok(body);
         }
-        let parsed: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+        let parsed: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
         let field = |k: &str| {
             parsed
                 .as_ref()
@@ -131,7 +157,11 @@ impl Client {
             url: url.to_owned(),
             status,
             code: field("code").unwrap_or_else(|| "http".into()),
-            message: field("message").unwrap_or_else(|| text.trim().to_owned()),
+            message: field("message").unwrap_or_else(|| text(body).trim().to_owned()),
         })
     }
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
