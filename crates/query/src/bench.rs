@@ -213,7 +213,7 @@ fn request(src: &mut Source, pairs: &[(&str, &str)]) -> Result<RowsRequest, Benc
 fn timed(src: &mut Source, req: &RowsRequest) -> Result<(Duration, u64), BenchError> {
     let mut out = Counter(0);
     let t = Instant::now();
-    write_rows(src, STREAM, req, 1_700_000_000, &mut out, None)?;
+    write_rows(src, STREAM, req, 1_700_000_000, &mut out, None, None)?;
     Ok((t.elapsed(), out.0))
 }
 
@@ -238,7 +238,7 @@ fn measure(
     for _ in 0..opts.repeat.max(1) {
         let mut out = Vec::new();
         let t = Instant::now();
-        write_rows(src, STREAM, &req, 1_700_000_000, &mut out, None)?;
+        write_rows(src, STREAM, &req, 1_700_000_000, &mut out, None, None)?;
         times.push(t.elapsed());
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
         n = v["rows"].as_array().map_or(0, |r| r.len() as u64);

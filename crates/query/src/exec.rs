@@ -13,8 +13,12 @@ use crate::error::QueryError;
 use crate::export::{columns, Cell, ExportError, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
 use crate::plan;
-use crate::request::{Format, RowsRequest};
+use crate::request::{Clock, Format, RowsRequest, TimeAxis};
 use crate::state::QueryState;
+use crate::tiles::TileScope;
+
+/// Ids per statement when fetching the rows kept by the tiles.
+const ID_CHUNK: usize = 2000;
 
 /// Opens `domain`, or 404 listing the domains `caller` may read.
 pub fn open(state: &QueryState, caller: &Caller, domain: &str) -> Result<Source, QueryError> {
@@ -58,14 +62,33 @@ fn rows_into(
     let mut src = open(state, caller, domain)?;
     let schema = find_stream(&mut src, domain, stream)?;
     let start = src.start_time().map_err(QueryError::Database)?.unwrap_or(0);
-    let req = RowsRequest::parse(pairs, &columns(&schema), start)?;
+    let mut req = RowsRequest::parse(pairs, &columns(&schema), start)?;
+    corrected_if_possible(&mut src, &mut req)?;
     let budget = budget_of(state, &req);
-    write_rows(&mut src, &schema.name, &req, start, out, budget)
+    let scope = state.tiles.as_ref().map(|cache| TileScope {
+        cache,
+        domain,
+        feed: state.feed.as_ref(),
+    });
+    write_rows(&mut src, &schema.name, &req, start, out, budget, scope)
+}
+
+/// `clock=corrected` on a database without the clock table (written by an
+/// older server) has nothing to correct by: the timestamps stay raw.
+pub fn corrected_if_possible(src: &mut Source, req: &mut RowsRequest) -> Result<(), QueryError> {
+    if req.clock == Clock::Corrected
+        && !crate::catalog::has_clock_table(src).map_err(QueryError::Database)?
+    {
+        req.clock = Clock::Raw;
+    }
+    Ok(())
 }
 
 /// Runs `req` on `table` and writes the answer to `out`: the function
 /// behind `GET …/rows` (also used by the benchmark). `start` is the
-/// experiment's start time (Unix seconds).
+/// experiment's start time (Unix seconds). With `tiles`, `points=` is
+/// answered from pre-aggregated tiles when the request allows it (no
+/// `where`, not on corrected client time).
 pub fn write_rows<W: Write + Send>(
     src: &mut Source,
     table: &str,
@@ -73,6 +96,7 @@ pub fn write_rows<W: Write + Send>(
     start: i64,
     out: W,
     budget: Option<Duration>,
+    tiles: Option<TileScope<'_>>,
 ) -> Result<(), QueryError> {
     let times = Timestamps::new(if req.raw_timestamps {
         None
@@ -95,17 +119,37 @@ pub fn write_rows<W: Write + Send>(
         let mut next = None;
         if let Some(points) = req.points {
             let fields = plan::m4_fields(req);
+            let tiles = tiles.filter(|_| {
+                req.tiles
+                    && req.predicates.is_empty()
+                    && !(req.clock == Clock::Corrected && req.time == TimeAxis::Client)
+            });
             let (t0, t1) = match (req.from, req.to) {
                 (Some(a), Some(b)) => (a, b),
                 (a, b) => {
-                    let [lo, hi] = plan::time_range(d, table, req);
-                    let mut get = |sql| -> Result<Option<f64>, ExportError> {
-                        Ok(src
-                            .text_rows(&sql)?
-                            .first()
-                            .and_then(|row| row[0].as_deref()?.parse::<f64>().ok()))
+                    let (lo, hi) = match tiles {
+                        // Client time is not ordered by id: its range would
+                        // be a scan; the tiles know it per sender.
+                        Some(scope) if req.time == TimeAxis::Client => {
+                            match scope.cache.span(&scope, src, table, req, fields[0])? {
+                                Some((lo, hi)) => (
+                                    Some(lo).filter(|lo| b.is_none_or(|b| *lo <= b)),
+                                    Some(hi).filter(|hi| a.is_none_or(|a| *hi >= a)),
+                                ),
+                                None => (None, None),
+                            }
+                        }
+                        _ => {
+                            let [lo, hi] = plan::time_range(d, table, req);
+                            let mut get = |sql| -> Result<Option<f64>, ExportError> {
+                                Ok(src
+                                    .text_rows(&sql)?
+                                    .first()
+                                    .and_then(|row| row[0].as_deref()?.parse::<f64>().ok()))
+                            };
+                            (get(lo)?, get(hi)?)
+                        }
                     };
-                    let (lo, hi) = (get(lo)?, get(hi)?);
                     match (a.or(lo), b.or(hi)) {
                         (Some(a), Some(b)) => (a, b),
                         _ => return sink.finish(None).map(drop),
@@ -113,8 +157,23 @@ pub fn write_rows<W: Write + Send>(
                 }
             };
             let buckets = (points / 4).max(1);
-            let sql = plan::m4(d, table, req, &fields, t0, t1, buckets);
-            src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
+            match tiles {
+                Some(scope) => {
+                    let kept =
+                        scope
+                            .cache
+                            .m4(&scope, src, table, req, &fields, (t0, t1), buckets)?;
+                    let ids: Vec<i64> = kept.ids.iter().map(|&(_, id)| id).collect();
+                    for chunk in ids.chunks(ID_CHUNK) {
+                        let sql = plan::by_ids(d, table, req, chunk);
+                        src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
+                    }
+                }
+                None => {
+                    let sql = plan::m4(d, table, req, &fields, t0, t1, buckets);
+                    src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
+                }
+            }
         } else {
             let sql = plan::rows(d, table, req);
             let mut n = 0u64;

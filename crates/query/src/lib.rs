@@ -34,6 +34,7 @@ mod routes;
 pub mod sql;
 mod state;
 mod tail;
+pub mod tiles;
 
 pub use error::QueryError;
 pub use openapi::{document as openapi_document, ApiDoc};

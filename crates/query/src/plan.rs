@@ -5,7 +5,7 @@
 use omsp::OmlType;
 
 use crate::export::{select_list, Column, Kind};
-use crate::request::{RowsRequest, TimeAxis};
+use crate::request::{Clock, RowsRequest, TimeAxis};
 use crate::sql::{Dialect, Param, PgType, Sql};
 
 /// The row id column, selected first by every row query.
@@ -19,6 +19,65 @@ pub fn selected(req: &RowsRequest) -> Vec<Column> {
     }];
     cols.extend(req.columns.iter().cloned());
     cols
+}
+
+/// Appends what a row query reads from: the table, or with
+/// `clock=corrected` a view of it under the same name whose
+/// `oml_ts_client` is corrected by the sender's clock offset estimate
+/// (docs/clock.md §4), so filters, buckets and the answer all see the
+/// corrected time.
+pub fn source(sql: &mut Sql, table: &str, req: &RowsRequest) {
+    match req.clock {
+        Clock::Raw => {
+            sql.ident(table);
+        }
+        Clock::Corrected => {
+            sql.push("(SELECT ");
+            for (i, c) in req.stream_columns.iter().enumerate() {
+                if i > 0 {
+                    sql.push(", ");
+                }
+                if c == "oml_ts_client" {
+                    sql.push("t.oml_ts_client - COALESCE(c.clock_offset, 0) AS oml_ts_client");
+                } else {
+                    sql.push("t.").ident(c);
+                }
+            }
+            sql.push(" FROM ").ident(table);
+            sql.push(
+                " AS t LEFT JOIN _streamgauge_clock AS c ON c.sender_id = t.oml_sender_id) AS ",
+            )
+            .ident(table);
+        }
+    }
+}
+
+/// The rows `ids` (ordered by sender then id: callers chunk a sorted list),
+/// with the request's columns: the answer of a downsampling from tiles.
+pub fn by_ids(dialect: Dialect, table: &str, req: &RowsRequest, ids: &[i64]) -> Sql {
+    let mut sql = Sql::new(dialect);
+    sql.push("SELECT ");
+    select_list(&mut sql, &selected(req));
+    sql.push(" FROM ");
+    source(&mut sql, table, req);
+    sql.push(" WHERE ")
+        .ident(table)
+        .push(".")
+        .ident(ID)
+        .push(" IN (");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.bind(Param::Int(*id), PgType::Int8);
+    }
+    sql.push(") ORDER BY ")
+        .ident(table)
+        .push(".oml_sender_id, ")
+        .ident(table)
+        .push(".")
+        .ident(ID);
+    sql
 }
 
 /// Appends the request's conditions (time range, senders, predicates),
@@ -60,7 +119,9 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     let mut sql = Sql::new(dialect);
     sql.push("SELECT ");
     select_list(&mut sql, &selected(req));
-    sql.push(" FROM ").ident(table).push(" WHERE 1 = 1");
+    sql.push(" FROM ");
+    source(&mut sql, table, req);
+    sql.push(" WHERE 1 = 1");
     if let Some(a) = req.after {
         sql.push(" AND ").ident(ID).push(" > ");
         sql.bind(Param::Int(a), PgType::Int8);
@@ -134,10 +195,8 @@ pub fn m4(
                 sql.push(")");
             }
         }
-        sql.push(" AS k, ")
-            .ident(&f.name)
-            .push(" AS v FROM ")
-            .ident(table);
+        sql.push(" AS k, ").ident(&f.name).push(" AS v FROM ");
+        source(&mut sql, table, req);
         sql.push(" WHERE ")
             .ident(&f.name)
             .push(" IS NOT NULL AND ")
@@ -156,9 +215,11 @@ pub fn m4(
     }
     sql.push(" SELECT ");
     select_list(&mut sql, &selected(req));
-    sql.push(" FROM ")
+    sql.push(" FROM ");
+    source(&mut sql, table, req);
+    sql.push(" WHERE ")
         .ident(table)
-        .push(" WHERE ")
+        .push(".")
         .ident(ID)
         .push(" IN (");
     for i in 0..fields.len() {
@@ -189,10 +250,8 @@ pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] 
         let mut sql = Sql::new(dialect);
         match req.time {
             TimeAxis::Server => {
-                sql.push("SELECT CAST(")
-                    .ident(ts)
-                    .push(" AS TEXT) FROM ")
-                    .ident(table);
+                sql.push("SELECT CAST(").ident(ts).push(" AS TEXT) FROM ");
+                source(&mut sql, table, req);
                 sql.push(" WHERE ").ident(ts).push(" IS NOT NULL");
                 filters(&mut sql, req);
                 sql.push(" ORDER BY ").ident(table).push(".").ident(ID);
@@ -202,8 +261,8 @@ pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] 
                 let agg = if first { "min" } else { "max" };
                 sql.push(&format!("SELECT CAST({agg}("))
                     .ident(ts)
-                    .push(") AS TEXT) FROM ")
-                    .ident(table);
+                    .push(") AS TEXT) FROM ");
+                source(&mut sql, table, req);
                 sql.push(" WHERE 1 = 1");
                 filters(&mut sql, req);
             }

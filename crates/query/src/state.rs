@@ -10,6 +10,7 @@ use store::PgOptions;
 use tokio::sync::watch;
 
 use crate::export::{ExportError, Source};
+use crate::tiles::TileCache;
 
 /// Tells tails that a domain has new rows. The server bumps the value
 /// after each commit of that domain.
@@ -48,19 +49,23 @@ pub struct QueryState {
     /// A tail whose client is more rows behind than this is closed with a
     /// final `lagged` event (so a slow client never holds rows in memory).
     pub max_lag: u64,
+    /// Pre-aggregated M4 tiles for `points=` (`None`: always computed
+    /// from the rows).
+    pub tiles: Option<Arc<TileCache>>,
 }
 
 impl QueryState {
     /// Defaults: 10 s budget, 10 min for exports, 250 ms tail poll, 100 000
-    /// rows of lag.
+    /// rows of lag, tiles on (256 MiB).
     pub fn new(backend: Backend) -> QueryState {
         QueryState {
-            backend,
             budget: Some(Duration::from_secs(10)),
             export_budget: Some(Duration::from_secs(600)),
             feed: None,
             poll: Duration::from_millis(250),
             max_lag: 100_000,
+            tiles: Some(Arc::new(TileCache::new(Some(backend.clone())))),
+            backend,
         }
     }
 

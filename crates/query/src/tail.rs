@@ -60,6 +60,7 @@ pub async fn tail(
         let schema = crate::catalog::find_stream(&mut src, &d, &stream)?;
         let start = src.start_time().map_err(QueryError::Database)?.unwrap_or(0);
         let mut req = RowsRequest::parse(&pairs, &columns(&schema), start)?;
+        crate::exec::corrected_if_possible(&mut src, &mut req)?;
         req.limit = Some(BATCH);
         let resume = last_event_id.or_else(|| req.after.map(|a| a.to_string()));
         let last = match resume {

@@ -7,8 +7,9 @@ use std::time::Duration;
 use omsp::Schema;
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::cell::{columns, pg_cell, sqlite_cell, Cell, Column};
+use super::cell::{columns, sqlite_cell, Cell, Column};
 use super::error::ExportError;
+use super::pgbin::pg_binary_cell;
 use crate::sql::{Dialect, Sql};
 
 /// An open experiment database (one connection).
@@ -168,7 +169,7 @@ impl Source {
                 while let Some(r) = it.next()? {
                     cells.clear();
                     for (i, col) in cols.iter().enumerate() {
-                        cells.push(pg_cell(r.get(i), col.kind));
+                        cells.push(pg_binary_cell(r.try_get(i)?, col.kind));
                     }
                     row(&cells)?;
                 }
@@ -245,17 +246,15 @@ impl Source {
     }
 }
 
-/// Appends the select list of `cols`: plain columns in SQLite, `::text` in
-/// PostgreSQL (exact for NUMERIC and FLOAT8, decoded by [`pg_cell`]).
+/// Appends the select list of `cols`: the columns as stored. PostgreSQL
+/// sends them in its binary format (FLOAT8 bit for bit, NUMERIC as
+/// base-10000 digits), decoded exactly by [`pg_binary_cell`].
 pub fn select_list(sql: &mut Sql, cols: &[Column]) {
     for (i, c) in cols.iter().enumerate() {
         if i > 0 {
             sql.push(", ");
         }
         sql.ident(&c.name);
-        if sql.dialect == Dialect::Postgres {
-            sql.push("::text");
-        }
     }
 }
 

@@ -62,6 +62,17 @@ impl TimeAxis {
     }
 }
 
+/// Which client timestamps an answer carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// `oml_ts_client` as stored: the sender's clock.
+    Raw,
+    /// `oml_ts_client` minus the server's estimate of the sender's clock
+    /// offset (`_streamgauge_clock.clock_offset`, 0 for a sender without
+    /// one): the sender's timestamps on the server's clock.
+    Corrected,
+}
+
 /// A checked `rows` request.
 #[derive(Debug, Clone)]
 pub struct RowsRequest {
@@ -89,6 +100,14 @@ pub struct RowsRequest {
     pub raw_timestamps: bool,
     /// Downsample to about this many points per series (M4).
     pub points: Option<u32>,
+    /// Compute `points` from the pre-aggregated tiles when possible
+    /// (`tiles=false`: always from the rows, for checking).
+    pub tiles: bool,
+    /// Raw or corrected client timestamps (in the answer, and in `from`,
+    /// `to` and `points` with `time=client`).
+    pub clock: Clock,
+    /// Every column of the stream (the corrected view carries them all).
+    pub stream_columns: Vec<String>,
 }
 
 impl RowsRequest {
@@ -242,6 +261,26 @@ impl RowsRequest {
                     })
             })
             .transpose()?;
+        let tiles = match get("tiles").unwrap_or("true") {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(QueryError::bad(
+                    "tiles",
+                    format!("{other:?}: use true or false"),
+                ))
+            }
+        };
+        let clock = match get("clock").unwrap_or("raw") {
+            "raw" => Clock::Raw,
+            "corrected" => Clock::Corrected,
+            other => {
+                return Err(QueryError::bad(
+                    "clock",
+                    format!("{other:?}: use raw or corrected"),
+                ))
+            }
+        };
         Ok(RowsRequest {
             columns,
             from,
@@ -255,6 +294,9 @@ impl RowsRequest {
             int64_string,
             raw_timestamps,
             points,
+            tiles,
+            clock,
+            stream_columns: all.iter().map(|c| c.name.clone()).collect(),
         })
     }
 }

@@ -1,0 +1,166 @@
+//! Reading the rows tiles are made of: `(id, sender, timestamp, value)` of
+//! one field, either every row after an id (building and catching up) or
+//! the rows of given leaves (the exact edges of a request). Values are
+//! decoded as the database orders them.
+
+use omsp::OmlType;
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::summary::Num;
+use crate::export::{quote, ExportError, PgValue, Source};
+
+/// One row of a series: id, sender, timestamp and value, each `None` when
+/// M4 cannot use it (NULL, NaN).
+pub type Point = (i64, i64, Option<f64>, Option<Num>);
+
+/// What is read: the table, its time column and one numeric field.
+pub struct Columns<'a> {
+    /// Stream table.
+    pub table: &'a str,
+    /// `oml_ts_server` or `oml_ts_client`.
+    pub time: &'a str,
+    /// The field.
+    pub field: &'a str,
+    /// Its OML type (decides how SQLite values are read).
+    pub ty: OmlType,
+}
+
+impl Columns<'_> {
+    /// `SELECT id, sender, time, field FROM table AS t`.
+    fn select(&self) -> String {
+        format!(
+            "SELECT t.oml_tuple_id, t.oml_sender_id, t.{}, t.{} FROM {} AS t",
+            quote(self.time),
+            quote(self.field),
+            quote(self.table)
+        )
+    }
+}
+
+fn sqlite_num(v: rusqlite::types::ValueRef<'_>, ty: OmlType) -> Option<Num> {
+    use rusqlite::types::ValueRef as V;
+    let unsigned = matches!(ty, OmlType::UInt32 | OmlType::UInt64 | OmlType::Guid);
+    match v {
+        V::Integer(i) if ty == OmlType::Double => Some(Num::F(i as f64)),
+        V::Integer(i) if unsigned => Some(Num::U(i as u64)),
+        V::Integer(i) => Some(Num::I(i)),
+        V::Real(f) if f.is_nan() => None,
+        V::Real(f) => Some(Num::F(f)),
+        // uint64 above 2^63-1: 8 bytes big-endian, ordered after integers.
+        V::Blob(b) if unsigned && b.len() == 8 => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            Some(Num::U(u64::from_be_bytes(a)))
+        }
+        _ => None,
+    }
+}
+
+fn pg_num(v: Option<PgValue>) -> Option<Num> {
+    match v? {
+        PgValue::Int(i) => Some(Num::I(i)),
+        PgValue::UNum(u) => Some(Num::U(u)),
+        PgValue::Real(f) if f.is_nan() => None,
+        PgValue::Real(f) => Some(Num::F(f)),
+        _ => None,
+    }
+}
+
+fn sqlite_point(r: &rusqlite::Row<'_>, ty: OmlType) -> rusqlite::Result<Point> {
+    let t = match r.get_ref(2)? {
+        rusqlite::types::ValueRef::Real(f) if !f.is_nan() => Some(f),
+        rusqlite::types::ValueRef::Integer(i) => Some(i as f64),
+        _ => None,
+    };
+    let v = sqlite_num(r.get_ref(3)?, ty);
+    Ok((r.get(0)?, r.get(1)?, t, v))
+}
+
+fn pg_point(r: &postgres::Row) -> Result<Point, postgres::Error> {
+    let id = match r.try_get::<_, PgValue>(0)? {
+        PgValue::Int(i) => i,
+        _ => 0,
+    };
+    let sender = match r.try_get::<_, Option<PgValue>>(1)? {
+        Some(PgValue::Int(i)) => i,
+        _ => 0,
+    };
+    let t = match r.try_get::<_, Option<PgValue>>(2)? {
+        Some(PgValue::Real(f)) if !f.is_nan() => Some(f),
+        _ => None,
+    };
+    Ok((id, sender, t, pg_num(r.try_get(3)?)))
+}
+
+/// Calls `f` for every row with an id above `after`, in id order.
+pub fn after(
+    src: &mut Source,
+    c: &Columns<'_>,
+    after: i64,
+    mut f: impl FnMut(Point),
+) -> Result<(), ExportError> {
+    let sql = format!(
+        "{} WHERE t.oml_tuple_id > $1 ORDER BY t.oml_tuple_id",
+        c.select()
+    );
+    match src {
+        Source::Sqlite(db) => {
+            let mut st = db.prepare(&sql.replace("$1", "?1"))?;
+            let mut rows = st.query([after])?;
+            while let Some(r) = rows.next()? {
+                f(sqlite_point(r, c.ty)?);
+            }
+        }
+        Source::Postgres(db) => {
+            let sql = sql.replace("$1", "$1::int8");
+            let mut it = db.query_raw(sql.as_str(), [after])?;
+            while let Some(r) = it.next()? {
+                f(pg_point(&r)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f` for every row of the leaves `(sender, first id, last id)`.
+pub fn leaves(
+    src: &mut Source,
+    c: &Columns<'_>,
+    leaves: &[(i64, i64, i64)],
+    mut f: impl FnMut(Point),
+) -> Result<(), ExportError> {
+    if leaves.is_empty() {
+        return Ok(());
+    }
+    match src {
+        Source::Sqlite(db) => {
+            let sql = format!(
+                "{} WHERE t.oml_tuple_id BETWEEN ?1 AND ?2 AND t.oml_sender_id = ?3",
+                c.select()
+            );
+            let mut st = db.prepare(&sql)?;
+            for &(s, a, b) in leaves {
+                let mut rows = st.query([a, b, s])?;
+                while let Some(r) = rows.next()? {
+                    f(sqlite_point(r, c.ty)?);
+                }
+            }
+        }
+        Source::Postgres(db) => {
+            // One statement: a nested loop of primary-key range scans.
+            let sql = format!(
+                "{} JOIN unnest($1::int8[], $2::int8[], $3::int8[]) AS r(s, a, b) \
+                 ON t.oml_tuple_id BETWEEN r.a AND r.b AND t.oml_sender_id = r.s",
+                c.select()
+            );
+            let s: Vec<i64> = leaves.iter().map(|l| l.0).collect();
+            let a: Vec<i64> = leaves.iter().map(|l| l.1).collect();
+            let b: Vec<i64> = leaves.iter().map(|l| l.2).collect();
+            let mut it = db.query_raw(sql.as_str(), [&s, &a, &b])?;
+            while let Some(r) = it.next()? {
+                f(pg_point(&r)?);
+            }
+        }
+    }
+    Ok(())
+}
