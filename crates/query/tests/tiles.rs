@@ -45,7 +45,7 @@ fn rand_rows(db: &mut impl Sink, t: TableId, senders: &[i64], from: i64, to: i64
                 1 => 7.0, // ties
                 _ => (m.unit() - 0.5) * 100.0,
             };
-            let u = if m.next() % 3 == 0 {
+            let u = if m.next().is_multiple_of(3) {
                 u64::MAX - m.next() % 5
             } else {
                 m.next() % 1000

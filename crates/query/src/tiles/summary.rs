@@ -19,7 +19,7 @@ pub enum Num {
 impl Num {
     /// Order of two values of the same field. Mixed variants (never
     /// produced by one field) compare by variant, so the order stays total.
-    pub fn cmp(self, o: Num) -> Ordering {
+    pub fn order(self, o: Num) -> Ordering {
         match (self, o) {
             (Num::I(a), Num::I(b)) => a.cmp(&b),
             (Num::U(a), Num::U(b)) => a.cmp(&b),
@@ -84,12 +84,12 @@ impl M4 {
         self.t_max = self.t_max.max(o.t_max);
         self.first = self.first.min(o.first);
         self.last = self.last.max(o.last);
-        match o.lo.cmp(self.lo) {
+        match o.lo.order(self.lo) {
             Ordering::Less => (self.lo, self.lo_id) = (o.lo, o.lo_id),
             Ordering::Equal => self.lo_id = self.lo_id.min(o.lo_id),
             Ordering::Greater => {}
         }
-        match o.hi.cmp(self.hi) {
+        match o.hi.order(self.hi) {
             Ordering::Greater => (self.hi, self.hi_id) = (o.hi, o.hi_id),
             Ordering::Equal => self.hi_id = self.hi_id.min(o.hi_id),
             Ordering::Less => {}
