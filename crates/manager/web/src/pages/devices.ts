@@ -1,0 +1,151 @@
+// Devices (capture daemons, in-line agents, collection servers) and sites.
+// Everyone sees the list; admins add, edit, delete and refresh.
+
+import { get, post, put, del, asList, errorText, currentSession } from "../api";
+import { h, Message, replace, fmtTime } from "../dom";
+import type { Device, PageCtx, Site } from "../types";
+
+export async function devicesPage({ app }: PageCtx): Promise<void> {
+  const admin = currentSession()?.user.role === "admin";
+  const msg = new Message();
+  const table = h("div", { id: "device-list" });
+  const formBox = h("div", { id: "device-form-box" });
+  const siteBox = h("div", { id: "sites" });
+  app.append(h("h1", null, "Devices"), msg.el, table, formBox, h("h2", null, "Sites"), siteBox);
+  let sites: Site[] = [];
+
+  const siteName = (id: number | null): string => sites.find((s) => s.id === id)?.name ?? (id === null ? "—" : `site ${id}`);
+
+  function deviceForm(d: Device | null): void {
+    const name = h("input", { id: "dev-name", required: true, value: d?.name ?? "" });
+    const kind = h("select", { id: "dev-kind" }, [["capture", "capture daemon"], ["inline", "in-line agent"], ["collector", "collection server"]].map(([v, l]) => h("option", { value: v }, l)));
+    kind.value = d?.kind ?? "capture";
+    const site = h("select", { id: "dev-site" }, h("option", { value: "" }, "none"), sites.map((s) => h("option", { value: s.id }, s.name)));
+    site.value = d?.site !== null && d?.site !== undefined ? String(d.site) : "";
+    const hostname = h("input", { id: "dev-hostname", required: true, value: d?.hostname ?? "127.0.0.1" });
+    const port = h("input", { id: "dev-port", type: "number", min: "1", max: "65535", required: true, value: d?.port ?? "" });
+    const description = h("input", { id: "dev-description", value: d?.description ?? "" });
+    const cred = h("input", { id: "dev-credential", value: d?.credential_ref ?? "", placeholder: "name of a line of the credentials file" });
+    const form = h("form", { class: "card", id: "device-form" },
+      h("h2", null, d ? `Edit device ${d.name}` : "Add a device"),
+      h("div", { class: "grid" },
+        h("label", { for: "dev-name" }, "Name"), name,
+        h("label", { for: "dev-kind" }, "Kind"), kind,
+        h("label", { for: "dev-site" }, "Site"), site,
+        h("label", { for: "dev-hostname" }, "Host name"), hostname,
+        h("label", { for: "dev-port" }, "Port"), port,
+        h("label", { for: "dev-description" }, "Description"), description,
+        h("label", { for: "dev-credential" }, "Credential"), cred,
+      ),
+      h("button", { type: "submit", class: "primary", id: "dev-save" }, d ? "Save" : "Add device"), " ",
+      d ? h("button", { type: "button", onclick: () => deviceForm(null) }, "Cancel") : null,
+    );
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      msg.clear();
+      const body: Record<string, unknown> = {
+        name: name.value.trim(), kind: kind.value, site: site.value ? Number(site.value) : null,
+        hostname: hostname.value.trim(), port: Number(port.value), description: description.value,
+        credential_ref: cred.value.trim() || null,
+      };
+      try {
+        if (d) await put(`/devices/${d.id}`, { ...body, version: d.version });
+        else await post("/devices", body);
+        deviceForm(null);
+        await load();
+      } catch (e) {
+        msg.error(errorText(e));
+      }
+    });
+    replace(formBox, form);
+  }
+
+  async function load(): Promise<void> {
+    let devices: Device[];
+    try {
+      [devices, sites] = await Promise.all([
+        get<unknown>("/devices").then((d) => asList<Device>(d, "devices")),
+        get<unknown>("/sites").then((d) => asList<Site>(d, "sites")).catch(() => [] as Site[]),
+      ]);
+    } catch (e) {
+      replace(table, h("div", { class: "msg error", role: "alert" }, errorText(e)));
+      return;
+    }
+    replace(table, devices.length === 0 ? h("p", { class: "muted" }, "No devices registered.") :
+      h("table", { class: "data" },
+        h("thead", null, h("tr", null, ["Name", "Kind", "Site", "Address", "Status", "Last seen", "Capabilities", ""].map((t) => h("th", null, t)))),
+        h("tbody", null, devices.map((d) => h("tr", { "data-device": d.id },
+          h("td", null, h("strong", null, d.name), d.description ? h("div", { class: "muted" }, d.description) : null),
+          h("td", null, d.kind),
+          h("td", null, siteName(d.site)),
+          h("td", null, h("code", null, `${d.hostname}:${d.port}`)),
+          h("td", null, h("span", { class: `status ${d.status}` }, d.status)),
+          h("td", null, fmtTime(d.last_seen_unix_s)),
+          h("td", { class: "caps" }, capsSummary(d)),
+          h("td", null, admin ? [
+            h("button", { type: "button", class: "link", onclick: () => deviceForm(d) }, "edit"), " ",
+            h("button", { type: "button", class: "link", "data-action": "refresh", onclick: async () => {
+              msg.clear();
+              try {
+                await post(`/devices/${d.id}/refresh`, {});
+                msg.info(`Capabilities of ${d.name} refreshed.`);
+                await load();
+              } catch (e) {
+                msg.error(errorText(e));
+              }
+            } }, "refresh"), " ",
+            h("button", { type: "button", class: "link danger", onclick: async () => {
+              if (!confirm(`Delete device ${d.name}?`)) return;
+              try {
+                await del(`/devices/${d.id}`);
+                await load();
+              } catch (e) {
+                msg.error(errorText(e));
+              }
+            } }, "delete"),
+          ] : null),
+        )))));
+    renderSites();
+  }
+
+  function renderSites(): void {
+    const name = h("input", { id: "site-name", required: true, placeholder: "name" });
+    const description = h("input", { id: "site-description", placeholder: "description" });
+    const form = h("form", { class: "inline", id: "site-form" }, name, description, h("button", { type: "submit" }, "Add site"));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      try {
+        await post("/sites", { name: name.value.trim(), description: description.value });
+        await load();
+      } catch (e) {
+        msg.error(errorText(e));
+      }
+    });
+    replace(siteBox,
+      sites.length ? h("ul", null, sites.map((s) => h("li", null, h("strong", null, s.name), s.description ? ` — ${s.description}` : "",
+        admin ? [" ", h("button", { type: "button", class: "link danger", onclick: async () => {
+          try {
+            await del(`/sites/${s.id}`);
+            await load();
+          } catch (e) {
+            msg.error(errorText(e));
+          }
+        } }, "delete")] : null))) : h("p", { class: "muted" }, "No sites."),
+      admin ? form : null);
+  }
+
+  await load();
+  if (admin) deviceForm(null);
+}
+
+function capsSummary(d: Device): string {
+  const c = d.capabilities;
+  if (!c) return "—";
+  const parts: string[] = [];
+  if (c.interfaces?.length) parts.push(`interfaces ${c.interfaces.map((i) => i.name).join(", ")}`);
+  if (c.keys?.length) parts.push(`keys ${c.keys.join(", ")}`);
+  if (c.policy?.max_snaplen) parts.push(`snaplen ≤ ${c.policy.max_snaplen}`);
+  if (c.policy?.header_only_forced) parts.push("header-only");
+  if (typeof c.sessions === "number") parts.push(`${c.sessions}/${c.max_sessions ?? "?"} sessions`);
+  return parts.join(" · ") || "reported";
+}

@@ -1,0 +1,160 @@
+// The results page of a run: state and control, per-device counters and
+// the status log (both polled live), the files with download links, and
+// live plots of the experiment's streams.
+
+import { get, asList, errorText } from "../api";
+import { h, Message, replace, fmtBytes, fmtNum, fmtTime } from "../dom";
+import { plotPanel } from "../plotpanel";
+import { runButtons, stateBadge } from "../runctl";
+import type { CaptureConfig, Device, Experiment, PageCtx, Run, RunFile } from "../types";
+
+const COUNTERS = ["seen", "matched", "stored", "bytes", "written", "sampled_out", "dropped_kernel", "dropped_by_us", "flows_exported"];
+
+interface DeviceStatus {
+  device: number;
+  session?: string;
+  state?: string;
+  reason?: string | null;
+  counters?: Record<string, number> | null;
+}
+
+/** Log lines from whatever shape the log has (strings, events, per device). */
+export function logLines(v: unknown, deviceName: (d: number) => string): string[] {
+  const out: string[] = [];
+  const one = (x: unknown, prefix = ""): void => {
+    if (typeof x === "string") out.push(prefix + x);
+    else if (x && typeof x === "object") {
+      const o = x as Record<string, unknown>;
+      if (Array.isArray(o["lines"])) {
+        const p = typeof o["device"] === "number" ? `${deviceName(o["device"])}: ` : prefix;
+        for (const l of o["lines"]) one(l, p);
+        return;
+      }
+      const t = o["unix_s"] ?? o["time_unix_s"] ?? o["time"] ?? o["at_unix_s"];
+      const time = typeof t === "number" ? fmtTime(t) + " " : typeof t === "string" ? t + " " : "";
+      const dev = typeof o["device"] === "number" ? `${deviceName(o["device"])}: ` : prefix;
+      const text = o["message"] ?? o["event"] ?? o["line"] ?? o["text"] ?? JSON.stringify(o);
+      out.push(`${time}${dev}${String(text)}`);
+    }
+  };
+  if (Array.isArray(v)) for (const x of v) one(x);
+  else if (v && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    for (const k of ["events", "lines", "log"]) if (Array.isArray(o[k])) for (const x of o[k] as unknown[]) one(x);
+    if (Array.isArray(o["devices"])) for (const d of o["devices"] as unknown[]) one(d);
+  }
+  return out;
+}
+
+export async function runPage({ app, params, onLeave }: PageCtx): Promise<void> {
+  const id = Number(params[0]);
+  const msg = new Message();
+  let run: Run;
+  try {
+    run = await get<Run>(`/runs/${id}`);
+  } catch (e) {
+    app.append(h("h1", null, `Run ${id}`), h("div", { class: "msg error", role: "alert" }, errorText(e)));
+    return;
+  }
+  const [exp, devices, cfg] = await Promise.all([
+    get<Experiment>(`/experiments/${run.experiment}`).catch(() => null),
+    get<unknown>("/devices").then((d) => asList<Device>(d, "devices")).catch(() => [] as Device[]),
+    get<CaptureConfig>(`/configs/${run.config}`).catch(() => null),
+  ]);
+  const deviceName = (d: number): string => devices.find((x) => x.id === d)?.name ?? `device ${d}`;
+
+  const head = h("div", { class: "run-head", id: "run-head" });
+  const counters = h("div", { id: "counters" }, h("p", { class: "muted" }, "Loading counters…"));
+  const log = h("pre", { id: "run-log", class: "log" }, "Loading the log…");
+  const files = h("div", { id: "files" }, h("p", { class: "muted" }, "Loading files…"));
+  const plots = h("section", { id: "plot-panel" });
+
+  const renderHead = (): void => {
+    replace(head, "State ", stateBadge(run.state), " ", runButtons(run, (r) => {
+      run = r;
+      renderHead();
+      void refresh();
+      void loadFiles();
+    }, (m) => msg.error(m)));
+  };
+
+  app.append(
+    h("p", { class: "crumbs" }, h("a", { href: "/experiments" }, "Experiments"), " / ",
+      h("a", { href: `/experiments/${run.experiment}` }, exp?.name ?? `experiment ${run.experiment}`), ` / run ${id}`),
+    h("h1", null, `Run #${id}`, cfg ? h("small", null, ` configuration ${cfg.name}`) : null),
+    head,
+    msg.el,
+    h("div", { class: "two" },
+      h("section", null, h("h2", null, "Devices and counters (live)"), counters),
+      h("section", null, h("h2", null, "Status log (live)"), log),
+    ),
+    h("section", null, h("h2", null, "Files"), files),
+    h("section", null, h("h2", null, "Live plots"), plots),
+  );
+  renderHead();
+
+  async function refresh(): Promise<void> {
+    try {
+      const [r, st] = await Promise.all([get<Run>(`/runs/${id}`), get<unknown>(`/runs/${id}/status`)]);
+      if (r.state !== run.state) {
+        run = r;
+        renderHead();
+      }
+      run = r;
+      const list = asList<DeviceStatus>(st, "devices");
+      const rows = (list.length ? list : run.devices).map((d) => {
+        const rd = run.devices.find((x) => x.device === d.device);
+        const c = ("counters" in d ? d.counters : null) ?? {};
+        return h("tr", { "data-device": d.device },
+          h("td", null, deviceName(d.device)),
+          h("td", null, h("code", null, ("session" in d ? d.session : undefined) ?? rd?.session ?? "")),
+          h("td", null, stateBadge(("state" in d ? d.state : undefined) ?? rd?.state ?? "unknown"),
+            (d.reason ?? rd?.reason) ? h("div", { class: "reason" }, String(d.reason ?? rd?.reason)) : null),
+          COUNTERS.map((k) => h("td", { class: "num", "data-counter": k }, k === "bytes" || k === "written" ? (typeof c[k] === "number" ? fmtBytes(c[k]) : "—") : fmtNum(c[k]))),
+        );
+      });
+      replace(counters, h("table", { class: "data counters" },
+        h("thead", null, h("tr", null, h("th", null, "Device"), h("th", null, "Session"), h("th", null, "State"), COUNTERS.map((k) => h("th", null, k.replace(/_/g, " "))))),
+        h("tbody", null, rows)));
+    } catch (e) {
+      msg.error(errorText(e));
+    }
+    try {
+      const lines = logLines(await get<unknown>(`/runs/${id}/log`), deviceName);
+      const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+      log.textContent = lines.length ? lines.join("\n") : "(no events yet)";
+      if (atEnd) log.scrollTop = log.scrollHeight;
+    } catch (e) {
+      log.textContent = `log: ${errorText(e)}`;
+    }
+  }
+
+  async function loadFiles(): Promise<void> {
+    try {
+      const list = asList<RunFile>(await get<unknown>(`/runs/${id}/files`), "files");
+      list.sort((a, b) => a.device - b.device || a.name.localeCompare(b.name));
+      replace(files, list.length === 0
+        ? h("p", { class: "muted" }, "No files yet.")
+        : h("table", { class: "data", id: "file-table" },
+            h("thead", null, h("tr", null, h("th", null, "Device"), h("th", null, "File"), h("th", null, "Size"), h("th", null, "Modified"))),
+            h("tbody", null, list.map((f) => h("tr", null,
+              h("td", null, deviceName(f.device)),
+              h("td", null, h("a", { href: f.url || `/api/v1/runs/${id}/files/${f.device}/${encodeURIComponent(f.name)}`, download: f.name, class: "file" }, f.name)),
+              h("td", { class: "num" }, fmtBytes(f.bytes)),
+              h("td", null, fmtTime(f.modified_unix_s)),
+            )))));
+    } catch (e) {
+      replace(files, h("div", { class: "msg error" }, errorText(e)));
+    }
+  }
+
+  await refresh();
+  void loadFiles();
+  const t1 = window.setInterval(() => void refresh(), 1000);
+  const t2 = window.setInterval(() => void loadFiles(), 5000);
+  onLeave(() => {
+    window.clearInterval(t1);
+    window.clearInterval(t2);
+  });
+  await plotPanel(run.experiment, plots, onLeave);
+}
