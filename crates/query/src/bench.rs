@@ -9,6 +9,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use omsp::Schema;
@@ -17,6 +18,7 @@ use store::{PgOptions, PgStore, Sink, SqliteOptions, SqliteStore};
 use crate::exec::write_rows;
 use crate::export::{columns, ExportError, Source};
 use crate::request::RowsRequest;
+use crate::tiles::{TileCache, TileScope};
 
 /// The generated stream.
 pub const STREAM: &str = "bench_wave";
@@ -36,6 +38,10 @@ pub struct BenchOptions {
     pub points: u32,
     /// Repetitions of the downsampled query (the median is reported).
     pub repeat: usize,
+    /// Also time the exact M4 query (`tiles=false`; about 10 scans).
+    pub exact: bool,
+    /// Rows appended after the tiles are built, to time their catch-up.
+    pub append: u64,
 }
 
 impl BenchOptions {
@@ -47,6 +53,8 @@ impl BenchOptions {
             pg: None,
             points: 2000,
             repeat: 3,
+            exact: false,
+            append: 100_000,
         }
     }
 }
@@ -60,8 +68,17 @@ pub struct BackendReport {
     pub rows: u64,
     /// Time to generate them.
     pub generate: Duration,
-    /// Median latency of the downsampled query.
+    /// The first downsampled query: builds the tiles (one scan) and answers.
+    pub cold: Duration,
+    /// Median latency of the downsampled query once the tiles exist.
     pub downsample: Duration,
+    /// The exact M4 query (`tiles=false`), when asked for.
+    pub exact: Option<Duration>,
+    /// Memory of the tiles of the field, in bytes.
+    pub tile_bytes: usize,
+    /// Rows appended, and the time of the next downsampled query (which
+    /// folds them into the tiles first).
+    pub catch_up: (u64, Duration),
     /// The physical floor of any exact answer: one scan computing
     /// `count(*), min(v), max(v)` over the stream.
     pub scan: Duration,
@@ -116,7 +133,19 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
     eprintln!("sqlite: {} rows generated in {generate:.1?}", opts.rows);
     let mut src = Source::sqlite(&path)?;
     let reference = sqlite3_csv(&path);
-    backends.push(measure("sqlite", &mut src, opts, generate, reference)?);
+    let append = |from: u64, n: u64| -> Result<(), String> {
+        let c = rusqlite::Connection::open(&path).map_err(|e| e.to_string())?;
+        c.execute_batch(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM n WHERE i < {last}) \
+             INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
+             SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {WAVE}, i, i * 3 FROM n",
+            last = from + n - 1
+        ))
+        .map_err(|e| e.to_string())
+    };
+    backends.push(measure(
+        "sqlite", &mut src, opts, generate, reference, &append,
+    )?);
     eprintln!("{}", backends[0]);
     if let Some(pg) = &opts.pg {
         let t = Instant::now();
@@ -128,7 +157,24 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
             .map_err(|e| setup("PostgreSQL")(e.to_string()))?;
         let reference = pg_copy(&mut client).ok();
         let mut src = Source::Postgres(client);
-        backends.push(measure("postgresql", &mut src, opts, generate, reference)?);
+        let append = |from: u64, n: u64| -> Result<(), String> {
+            let mut c = pg.connect(DOMAIN).map_err(|e| e.to_string())?;
+            c.batch_execute(&format!(
+                "INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
+                 SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {WAVE}, i, i * 3 \
+                 FROM generate_series({from}::int8, {last}::int8) i",
+                last = from + n - 1
+            ))
+            .map_err(|e| e.to_string())
+        };
+        backends.push(measure(
+            "postgresql",
+            &mut src,
+            opts,
+            generate,
+            reference,
+            &append,
+        )?);
         eprintln!("{}", backends[1]);
     }
     Ok(BenchReport { backends })
@@ -136,6 +182,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
 
 /// Domain of the generated stream.
 const DOMAIN: &str = "bench_query";
+/// Values of row `i`: SQLite has no sin() without its math extension, so a
+/// triangle wave plus a faster sawtooth.
+const WAVE: &str = "(abs((i % 20000) - 10000) / 10000.0) + (i % 7919) / 7919.0";
 
 fn sqlite_stream(opts: &BenchOptions) -> Result<PathBuf, String> {
     let e = |e: &dyn fmt::Display| e.to_string();
@@ -149,13 +198,11 @@ fn sqlite_stream(opts: &BenchOptions) -> Result<PathBuf, String> {
         .map_err(|x| e(&x))?;
     db.close().map_err(|x| e(&x))?;
     let c = rusqlite::Connection::open(&path).map_err(|x| e(&x))?;
-    // SQLite has no sin() without its math extension: a triangle wave instead.
-    let wave = "(abs((i % 20000) - 10000) / 10000.0) + (i % 7919) / 7919.0";
     c.execute_batch(&format!(
         "PRAGMA synchronous = OFF; BEGIN; \
          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
          INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
-         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {wave}, i, i * 3 FROM n; COMMIT;",
+         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {WAVE}, i, i * 3 FROM n; COMMIT;",
         rows = opts.rows
     ))
     .map_err(|x| e(&x))?;
@@ -172,10 +219,9 @@ fn pg_stream(pg: &PgOptions, rows: u64) -> Result<(), String> {
     db.commit().map_err(|x| e(&x))?;
     drop(db);
     let mut c = pg.connect(DOMAIN).map_err(|x| e(&x))?;
-    let wave = "(abs((i % 20000) - 10000) / 10000.0) + (i % 7919) / 7919.0";
     c.batch_execute(&format!(
         "TRUNCATE {STREAM}; INSERT INTO {STREAM} (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, v, n, u) \
-         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {wave}, i, i * 3 FROM generate_series(1::int8, {rows}::int8) i; \
+         SELECT 1, i, i * 0.001, i * 0.001 + 0.0001, {WAVE}, i, i * 3 FROM generate_series(1::int8, {rows}::int8) i; \
          ANALYZE {STREAM};"
     ))
     .map_err(|x| e(&x))?;
@@ -217,12 +263,29 @@ fn timed(src: &mut Source, req: &RowsRequest) -> Result<(Duration, u64), BenchEr
     Ok((t.elapsed(), out.0))
 }
 
+/// One downsampled query (with tiles when `scope` is given): its time,
+/// points and answer.
+fn points_query(
+    src: &mut Source,
+    req: &RowsRequest,
+    scope: Option<TileScope<'_>>,
+) -> Result<(Duration, u64, Vec<u8>), BenchError> {
+    let mut out = Vec::new();
+    let t = Instant::now();
+    write_rows(src, STREAM, req, 1_700_000_000, &mut out, None, scope)?;
+    let took = t.elapsed();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
+    let n = v["rows"].as_array().map_or(0, |r| r.len() as u64);
+    Ok((took, n, out))
+}
+
 fn measure(
     backend: &'static str,
     src: &mut Source,
     opts: &BenchOptions,
     generate: Duration,
     reference: Option<(Duration, u64)>,
+    append: &dyn Fn(u64, u64) -> Result<(), String>,
 ) -> Result<BackendReport, BenchError> {
     let points = opts.points.to_string();
     let req = request(
@@ -233,23 +296,42 @@ fn measure(
             ("format", "json"),
         ],
     )?;
+    let cache = Arc::new(TileCache::new(None));
+    let scope = TileScope {
+        cache: &cache,
+        domain: DOMAIN,
+        feed: None,
+    };
+    let (cold, n, first) = points_query(src, &req, Some(scope))?;
+    let tile_bytes = cache.bytes();
+    eprintln!(
+        "{backend}: points={} -> {n} points, first query (builds the tiles, {:.1} MB) {cold:.1?}",
+        opts.points,
+        tile_bytes as f64 / 1e6
+    );
     let mut times = Vec::new();
-    let mut n = 0;
     for _ in 0..opts.repeat.max(1) {
-        let mut out = Vec::new();
-        let t = Instant::now();
-        write_rows(src, STREAM, &req, 1_700_000_000, &mut out, None, None)?;
-        times.push(t.elapsed());
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
-        n = v["rows"].as_array().map_or(0, |r| r.len() as u64);
+        times.push(points_query(src, &req, Some(scope))?.0);
     }
     times.sort();
     let downsample = times[times.len() / 2];
     eprintln!(
-        "{backend}: points={} -> {n} points in {downsample:.1?} (median of {})",
+        "{backend}: points={} from tiles {downsample:.1?} (median of {})",
         opts.points,
         times.len()
     );
+    let exact = if opts.exact {
+        let (t, _, out) = points_query(src, &req, None)?;
+        if out != first {
+            return Err(setup(backend)(
+                "the exact M4 answer differs from the tiled one".into(),
+            ));
+        }
+        eprintln!("{backend}: exact M4 (tiles=false) {t:.1?}, same answer");
+        Some(t)
+    } else {
+        None
+    };
     let mut sql = crate::sql::Sql::new(src.dialect());
     sql.push(&format!(
         "SELECT CAST(count(*) AS TEXT), CAST(min(v) AS TEXT), CAST(max(v) AS TEXT) FROM {STREAM}"
@@ -272,11 +354,26 @@ fn measure(
     );
     let r = request(src, &[("format", "csv"), ("timestamps", "raw")])?;
     let csv = timed(src, &r)?;
+    let catch_up = if opts.append > 0 {
+        append(opts.rows + 1, opts.append).map_err(setup(backend))?;
+        let (t, _, _) = points_query(src, &req, Some(scope))?;
+        eprintln!(
+            "{backend}: {} rows appended; next points query (folds them in) {t:.1?}",
+            opts.append
+        );
+        (opts.append, t)
+    } else {
+        (0, Duration::ZERO)
+    };
     Ok(BackendReport {
         backend,
         rows: opts.rows,
         generate,
+        cold,
         downsample,
+        exact,
+        tile_bytes,
+        catch_up,
         scan,
         points: n,
         arrow,
@@ -335,17 +432,35 @@ impl fmt::Display for BackendReport {
             "{} — {} rows (generated in {:.1?})",
             self.backend, self.rows, self.generate
         )?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         writeln!(
             f,
-            "  downsample points=…: {:>8.1} ms ({} points; target <= 200 ms)",
-            self.downsample.as_secs_f64() * 1e3,
-            self.points
+            "  downsample, cold:    {:>8.1} ms (first query: builds the tiles, {:.1} MB)",
+            ms(self.cold),
+            self.tile_bytes as f64 / 1e6
         )?;
         writeln!(
             f,
-            "  one scan (floor):    {:>8.1} ms (downsample = {:.1} scans)",
-            self.scan.as_secs_f64() * 1e3,
-            self.downsample.as_secs_f64() / self.scan.as_secs_f64().max(1e-9)
+            "  downsample, warm:    {:>8.1} ms ({} points; target <= 200 ms)",
+            ms(self.downsample),
+            self.points
+        )?;
+        if let Some(x) = self.exact {
+            writeln!(f, "  exact M4 (no tiles): {:>8.1} ms", ms(x))?;
+        }
+        if self.catch_up.0 > 0 {
+            writeln!(
+                f,
+                "  after {} new rows:  {:>8.1} ms (the query folds them into the tiles)",
+                self.catch_up.0,
+                ms(self.catch_up.1)
+            )?;
+        }
+        writeln!(
+            f,
+            "  one scan:            {:>8.1} ms (the exact query's floor; cold = {:.1} scans)",
+            ms(self.scan),
+            self.cold.as_secs_f64() / self.scan.as_secs_f64().max(1e-9)
         )?;
         writeln!(
             f,

@@ -10,8 +10,12 @@ Measure the query API on a generated stream (v:double n:int64 u:uint64,
 one sender) of --rows rows, in SQLite and in a throwaway PostgreSQL
 cluster (as root it runs as user postgres; --no-pg skips it), in one run:
 
-  - the points=2000 downsampled query (M4, computed by the database),
-    median of --repeat;
+  - the points=2000 downsampled query (M4 from pre-aggregated tiles):
+    the first one, which builds the tiles (one scan), then the median of
+    --repeat; with --exact also the exact M4 computed by the database
+    (tiles=false, checked to give the same answer; about ten scans);
+  - --append rows added afterwards and the next downsampled query, which
+    folds them into the tiles;
   - one plain scan of the rows (the floor of any exact answer);
   - full exports through the API's writers: Arrow IPC, JSON, CSV;
   - the database's own CSV dump of the same rows (sqlite3 -csv,
@@ -32,6 +36,12 @@ pub struct QueryBenchArgs {
     /// SQLite only.
     #[arg(long)]
     pub no_pg: bool,
+    /// Also time the exact M4 query (slow: about ten scans of the stream).
+    #[arg(long)]
+    pub exact: bool,
+    /// Rows appended once the tiles exist, to time their catch-up (0: skip).
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub append: u64,
 }
 
 /// Generates the stream, measures, prints the report.
@@ -41,6 +51,8 @@ pub fn run(args: &QueryBenchArgs) -> Result<bool> {
     opts.rows = args.rows;
     opts.points = args.points;
     opts.repeat = args.repeat.max(1);
+    opts.exact = args.exact;
+    opts.append = args.append;
     let cluster = if args.no_pg {
         None
     } else {

@@ -147,10 +147,13 @@ pub fn leaves(
             }
         }
         Source::Postgres(db) => {
-            // One statement: a nested loop of primary-key range scans.
+            // One statement, one primary-key range scan per leaf: the
+            // lateral subquery behind OFFSET 0 is not flattened into a
+            // join (which the planner would run as a scan of the table).
             let sql = format!(
-                "{} JOIN unnest($1::int8[], $2::int8[], $3::int8[]) AS r(s, a, b) \
-                 ON t.oml_tuple_id BETWEEN r.a AND r.b AND t.oml_sender_id = r.s",
+                "SELECT t.* FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS r(s, a, b) \
+                 CROSS JOIN LATERAL ({} WHERE t.oml_tuple_id BETWEEN r.a AND r.b \
+                 AND t.oml_sender_id = r.s OFFSET 0) AS t",
                 c.select()
             );
             let s: Vec<i64> = leaves.iter().map(|l| l.0).collect();
