@@ -37,6 +37,7 @@ fn bench(c: &mut Criterion) {
         source: "bench".into(),
         key: Some(Key::from_bytes([3; 32])),
         closed: None,
+        flows: None,
     };
     let fr = frames();
     let mut g = c.benchmark_group("pipeline");

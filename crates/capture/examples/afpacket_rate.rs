@@ -121,6 +121,7 @@ fn main() {
         source: "va".into(),
         key: None,
         closed: None,
+        flows: None,
     };
     let mut d = Demux::new();
     let cfg = SessionConfig::from_json(

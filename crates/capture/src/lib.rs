@@ -27,7 +27,7 @@
 //!     "name": "dns", "filter": "udp port 53", "header_only": true,
 //!     "outputs": [{"type": "pcap"}]
 //! }"#).unwrap();
-//! let env = SessionEnv { data_dir: dir.path().into(), source: "eth0".into(), key: None, closed: None };
+//! let env = SessionEnv { data_dir: dir.path().into(), source: "eth0".into(), key: None, closed: None, flows: None };
 //! let mut s = Session::new(cfg, &env).unwrap();
 //! let mut frame = vec![0u8; 12];
 //! frame.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 29, 0, 0, 0, 0, 64, 17, 0, 0,
@@ -49,6 +49,7 @@ pub mod daemon;
 pub mod demux;
 pub mod filter;
 pub mod flow;
+pub mod flowout;
 pub mod ipfix;
 pub mod metadata;
 pub mod offline;

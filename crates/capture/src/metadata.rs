@@ -18,6 +18,8 @@ pub struct FileMetadata {
     pub session: String,
     /// File name (no directory).
     pub file: String,
+    /// `pcap`, `pcapng` or `ipfix`.
+    pub format: String,
     /// Sequence number of the file in the session.
     pub sequence: u64,
     /// Interface or input file the packets came from.
@@ -32,8 +34,16 @@ pub struct FileMetadata {
     pub start: String,
     /// Last packet (RFC 3339 UTC).
     pub end: String,
-    /// Packet records in the file.
+    /// Packet records in the file; for an IPFIX file, the packets its flow records count.
     pub packets: u64,
+    /// Flow records in an IPFIX file (absent for packet files and for
+    /// IPFIX files closed by crash recovery).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_records: Option<u64>,
+    /// True when the file was left open by a daemon that was killed and
+    /// was closed (truncated to its last complete record) when the daemon
+    /// restarted; the drop counters are then unknown (0).
+    pub recovered: bool,
     /// File size in bytes.
     pub bytes: u64,
     /// Session packets dropped by us so far.
@@ -60,6 +70,11 @@ impl FileMetadata {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
+            format: f
+                .path
+                .extension()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             sequence: f.seq,
             source: source.to_string(),
             filter: filter.to_string(),
@@ -78,6 +93,8 @@ impl FileMetadata {
             start: crate::timefmt::rfc3339(f.first_ns),
             end: crate::timefmt::rfc3339(f.last_ns),
             packets: f.packets,
+            flow_records: None,
+            recovered: false,
             bytes: f.bytes,
             dropped_by_us: c.dropped_by_us,
             kernel_drops: c.kernel_drops,
@@ -96,6 +113,7 @@ impl FileMetadata {
         let mut el = |k: &str, v: &str| x.push_str(&format!("  <{k}>{}</{k}>\n", escape(v)));
         el("session", &self.session);
         el("file", &self.file);
+        el("format", &self.format);
         el("sequence", &self.sequence.to_string());
         el("source", &self.source);
         el("filter", &self.filter);
@@ -104,6 +122,10 @@ impl FileMetadata {
         el("start", &self.start);
         el("end", &self.end);
         el("packets", &self.packets.to_string());
+        if let Some(n) = self.flow_records {
+            el("flow_records", &n.to_string());
+        }
+        el("recovered", &self.recovered.to_string());
         el("bytes", &self.bytes.to_string());
         el("dropped_by_us", &self.dropped_by_us.to_string());
         el("kernel_drops", &self.kernel_drops.to_string());

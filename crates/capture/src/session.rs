@@ -11,8 +11,9 @@ use crate::counters::Counters;
 use crate::cryptopan::{CryptoPan, Key};
 use crate::cut::{Cutter, FieldSet};
 use crate::filter::{Filter, FilterError};
-use crate::flow::{FlowRecord, FlowTable};
-use crate::ipfix::{ExportError, Exporter, IpfixTarget};
+use crate::flowout::{Emit, FlowOutput};
+pub use crate::flowout::{FlowBatch, FlowSink};
+use crate::ipfix::ExportError;
 use crate::metadata::FileMetadata;
 use crate::output::{ClosedFile, RotatingWriter, WriteError, WriterConfig, Written};
 use crate::packet::Parsed;
@@ -22,12 +23,13 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
-/// A closed packet file with its metadata documents, for the archive uploader.
+/// A closed packet or IPFIX file with its metadata documents, for the archive uploader.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClosedOutput {
     /// Session name.
     pub session: String,
-    /// The packet file.
+    /// The packet file, or the IPFIX file (then `packets` counts the
+    /// packets of its flow records).
     pub file: ClosedFile,
     /// The `.json` and `.xml` metadata files written beside it.
     pub metadata: Vec<PathBuf>,
@@ -44,6 +46,9 @@ pub struct SessionEnv {
     pub key: Option<Key>,
     /// Receives every closed file (the archive uploader).
     pub closed: Option<Sender<ClosedOutput>>,
+    /// Receives every flow record of the session's IPFIX outputs (the
+    /// daemon's `capture_flow` stream).
+    pub flows: Option<FlowSink>,
 }
 
 /// Why a session could not start or stop cleanly.
@@ -79,12 +84,6 @@ pub enum SessionError {
     },
 }
 
-/// A flow table feeding one IPFIX exporter.
-struct FlowOutput {
-    table: FlowTable,
-    exporter: Exporter,
-}
-
 /// A running session.
 pub struct Session {
     /// The validated configuration.
@@ -109,6 +108,8 @@ pub struct Session {
     source: String,
     /// Closed-file hand-off.
     closed_tx: Option<Sender<ClosedOutput>>,
+    /// Flow records to the node, beside IPFIX.
+    flow_sink: Option<FlowSink>,
     /// Packet time when the next counter snapshot is due.
     next_snapshot_ns: Option<u64>,
     /// Errors already logged (one warning per kind, then counted).
@@ -165,27 +166,18 @@ impl Session {
             } = o
             {
                 // IPFIX files live in the session directory (validated relative path).
-                let target = match target {
-                    IpfixTarget::File { path } => {
-                        let dir = env.data_dir.join(&cfg.name);
-                        DirBuilder::new()
-                            .recursive(true)
-                            .mode(0o700)
-                            .create(&dir)
-                            .map_err(|source| SessionError::Metadata {
-                                path: dir.display().to_string(),
-                                source,
-                            })?;
-                        IpfixTarget::File {
-                            path: dir.join(path),
-                        }
-                    }
-                    t => t.clone(),
-                };
-                flows.push(FlowOutput {
-                    table: FlowTable::new(*fc),
-                    exporter: Exporter::open(&target, *domain, *resolution, fc.biflow)?,
-                });
+                let dir = env.data_dir.join(&cfg.name);
+                if matches!(target, crate::ipfix::IpfixTarget::File { .. }) {
+                    DirBuilder::new()
+                        .recursive(true)
+                        .mode(0o700)
+                        .create(&dir)
+                        .map_err(|source| SessionError::Metadata {
+                            path: dir.display().to_string(),
+                            source,
+                        })?;
+                }
+                flows.push(FlowOutput::open(target, *fc, *resolution, *domain, &dir)?);
             }
         }
         Ok(Session {
@@ -203,6 +195,7 @@ impl Session {
             scratch: Vec::with_capacity(2048),
             source: env.source.clone(),
             closed_tx: env.closed.clone(),
+            flow_sink: env.flows.clone(),
             next_snapshot_ns: None,
             warned: false,
             cfg,
@@ -278,18 +271,13 @@ impl Session {
         if let Some((cp, fields)) = &mut self.anon {
             anonymize_frame(cp, *fields, p, &mut self.scratch);
         }
+        let emit = Emit {
+            session: &self.cfg.name,
+            sink: self.flow_sink.as_ref(),
+        };
         for fo in &mut self.flows {
-            let expired = fo.table.observe(ts_ns, p, &self.scratch, wire_len);
-            if !expired.is_empty() {
-                let r = fo.exporter.export(ts_ns, &expired);
-                Self::after_export(
-                    &mut self.counters,
-                    &mut self.warned,
-                    &self.cfg.name,
-                    &expired,
-                    r,
-                );
-            }
+            let r = fo.observe(ts_ns, p, &self.scratch, wire_len, &emit);
+            Self::after_export(&mut self.counters, &mut self.warned, &self.cfg.name, r);
         }
         self.cutter.zero_fields(p, &mut self.scratch);
         if let Some(w) = &mut self.writer {
@@ -309,15 +297,9 @@ impl Session {
         }
     }
 
-    fn after_export(
-        c: &mut Counters,
-        warned: &mut bool,
-        name: &str,
-        recs: &[FlowRecord],
-        r: Result<(), ExportError>,
-    ) {
+    fn after_export(c: &mut Counters, warned: &mut bool, name: &str, r: Result<u64, ExportError>) {
         match r {
-            Ok(()) => c.flows_exported += recs.len() as u64,
+            Ok(n) => c.flows_exported += n,
             Err(e) => {
                 if !*warned {
                     *warned = true;
@@ -329,10 +311,12 @@ impl Session {
 
     /// Periodic work without packets: idle flow expiry, time rollover.
     pub fn tick(&mut self, now_ns: u64) -> Result<(), SessionError> {
+        let emit = Emit {
+            session: &self.cfg.name,
+            sink: self.flow_sink.as_ref(),
+        };
         for fo in &mut self.flows {
-            let expired = fo.table.expire(now_ns);
-            fo.exporter.export(now_ns, &expired)?;
-            self.counters.flows_exported += expired.len() as u64;
+            self.counters.flows_exported += fo.expire(now_ns, &emit)?;
         }
         if let Some(w) = &mut self.writer {
             w.tick(now_ns)?;
@@ -340,7 +324,7 @@ impl Session {
             w.flush()?;
         }
         for fo in &mut self.flows {
-            fo.exporter.flush()?;
+            fo.flush()?;
         }
         self.hand_off_closed();
         Ok(())
@@ -348,45 +332,60 @@ impl Session {
 
     fn hand_off_closed(&mut self) {
         let Some(w) = &mut self.writer else { return };
-        let closed = w.take_closed();
-        for f in closed {
+        for f in w.take_closed() {
             if !f.path.exists() {
                 // Closed and deleted at once by the delete_oldest quota policy.
                 continue;
             }
-            let filter = self.filter.expression().to_string();
-            let md = FileMetadata::new(&self.cfg, &filter, &self.source, &f, &self.counters);
-            let metadata = match md.write_beside(&f.path) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(session = %self.cfg.name, file = %f.path.display(), error = %e, "metadata write failed");
-                    Vec::new()
-                }
-            };
-            if let Some(tx) = &self.closed_tx {
-                let _ = tx.send(ClosedOutput {
-                    session: self.cfg.name.clone(),
-                    file: f,
-                    metadata,
-                });
+            self.hand_off(f, None);
+        }
+    }
+
+    /// Writes the metadata of a closed file beside it and hands both to
+    /// the archive channel; `flow_records` for IPFIX files.
+    fn hand_off(&self, f: ClosedFile, flow_records: Option<u64>) {
+        let filter = self.filter.expression().to_string();
+        let mut md = FileMetadata::new(&self.cfg, &filter, &self.source, &f, &self.counters);
+        if flow_records.is_some() {
+            md.format = "ipfix".into();
+            md.flow_records = flow_records;
+        }
+        let metadata = match md.write_beside(&f.path) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(session = %self.cfg.name, file = %f.path.display(), error = %e, "metadata write failed");
+                Vec::new()
             }
+        };
+        if let Some(tx) = &self.closed_tx {
+            let _ = tx.send(ClosedOutput {
+                session: self.cfg.name.clone(),
+                file: f,
+                metadata,
+            });
         }
     }
 
     /// Stops the session: exports every flow, closes files (metadata
     /// written, files handed off) and returns the final counters.
     pub fn stop(&mut self, now_ns: u64) -> Result<Counters, SessionError> {
+        let emit = Emit {
+            session: &self.cfg.name,
+            sink: self.flow_sink.as_ref(),
+        };
+        let mut ipfix_files = Vec::new();
         for fo in &mut self.flows {
-            let all = fo.table.flush();
-            fo.exporter.export(now_ns, &all)?;
-            fo.exporter.flush()?;
-            self.counters.flows_exported += all.len() as u64;
+            self.counters.flows_exported += fo.flush_all(now_ns, &emit)?;
+            ipfix_files.extend(fo.close_file()?);
         }
         if let Some(w) = &mut self.writer {
             w.close()?;
             self.counters.written = w.bytes_written();
         }
         self.hand_off_closed();
+        for (f, records) in ipfix_files {
+            self.hand_off(f, Some(records));
+        }
         Ok(self.counters)
     }
 }

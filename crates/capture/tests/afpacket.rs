@@ -1,6 +1,5 @@
 //! AF_PACKET TPACKET_V3 capture on a veth pair between two network
 //! namespaces this test creates (and deletes); traffic stays inside them.
-#![allow(unsafe_code)] // setns(2) for the test's threads
 
 mod common;
 
@@ -8,67 +7,16 @@ use capture::config::SessionConfig;
 use capture::demux::Demux;
 use capture::session::{Session, SessionEnv};
 use capture::source::{AfPacket, AfPacketConfig, FanoutMode};
-use std::os::fd::AsRawFd;
-use std::process::Command;
+use common::netns::{in_netns, pair, root_or_skip, wait_reachable};
 use std::time::{Duration, Instant};
-
-struct Netns(Vec<String>);
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-fn ip(args: &[&str]) {
-    let s = Command::new("ip").args(args).status().unwrap();
-    assert!(s.success(), "ip {args:?}");
-}
-
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(path).unwrap();
-        // SAFETY: moves only this thread into the namespace.
-        assert_eq!(
-            unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) },
-            0
-        );
-        f()
-    })
-    .join()
-    .unwrap()
-}
 
 #[test]
 fn captures_veth_traffic_without_drops() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "AF_PACKET test needs root in CI"
-        );
-        eprintln!("SKIP: not root");
-        return;
-    }
-    if !common::have("ip") {
+    if !root_or_skip("AF_PACKET test") || !common::have("ip") {
         return;
     }
     let pid = std::process::id();
-    let (a, b) = (format!("sgcapA{pid}"), format!("sgcapB{pid}"));
-    ip(&["netns", "add", &a]);
-    let _guard_a = Netns(vec![a.clone()]);
-    ip(&["netns", "add", &b]);
-    let _guard_b = Netns(vec![b.clone()]);
-    ip(&[
-        "-n", &a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", &b,
-    ]);
-    ip(&["-n", &a, "addr", "add", "10.77.0.1/24", "dev", "va"]);
-    ip(&["-n", &b, "addr", "add", "10.77.0.2/24", "dev", "vb"]);
-    ip(&["-n", &a, "link", "set", "va", "up"]);
-    ip(&["-n", &b, "link", "set", "vb", "up"]);
+    let (a, _b, _guard) = pair("sgcap", &[("va", "vb", "10.77.0")]);
 
     let mut cfg = AfPacketConfig::new("va");
     cfg.block_size = 1 << 16;
@@ -77,29 +25,7 @@ fn captures_veth_traffic_without_drops() {
     let mut src = in_netns(&a, move || AfPacket::open(cfg).unwrap());
 
     // Resolve ARP first, then send 300 datagrams from A to B.
-    let t0 = Instant::now();
-    loop {
-        let ok = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &a,
-                "ping",
-                "-c",
-                "1",
-                "-W",
-                "1",
-                "10.77.0.2",
-            ])
-            .output()
-            .unwrap()
-            .status
-            .success();
-        if ok {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(5), "veth never came up");
-    }
+    wait_reachable(&a, "10.77.0.2");
     let sender = {
         let a = a.clone();
         std::thread::spawn(move || {
@@ -117,6 +43,7 @@ fn captures_veth_traffic_without_drops() {
         source: "va".into(),
         key: None,
         closed: None,
+        flows: None,
     };
     let mut d = Demux::new();
     let cfg = SessionConfig::from_json(r#"{"name":"live","filter":"udp dst port 9999","header_only":true,"outputs":[{"type":"pcap"}]}"#).unwrap();

@@ -4,47 +4,17 @@
 //! namespace B only, sessions created over the control API with different
 //! tokens, counters streamed to a real collection server, files read by
 //! tshark, an interface deleted while capturing, and a clean shutdown.
-#![allow(unsafe_code)] // setns(2) for the sending thread
 
 mod common;
 
 use capture::daemon::ctl::{CtlClient, CtlError};
 use capture::daemon::{Daemon, DaemonConfig};
+use common::netns::{in_netns, ip, pair, root_or_skip};
 use serde_json::Value;
 use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-struct Netns(Vec<String>);
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-fn ip(args: &[&str]) {
-    let s = Command::new("ip").args(args).status().unwrap();
-    assert!(s.success(), "ip {args:?}");
-}
-
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(path).unwrap();
-        // SAFETY: moves only this thread into the namespace.
-        assert_eq!(
-            unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) },
-            0
-        );
-        f()
-    })
-    .join()
-    .unwrap()
-}
 
 fn status(c: &CtlClient, id: &str) -> Value {
     serde_json::from_str(&c.get(&format!("/api/v1/sessions/{id}/status")).unwrap()).unwrap()
@@ -89,30 +59,10 @@ fn tshark_count(path: &Path) -> usize {
 
 #[test]
 fn daemon_sessions_isolation_counters_failure_shutdown() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(std::env::var_os("CI").is_none(), "needs root in CI");
-        eprintln!("SKIP: not root");
+    if !root_or_skip("daemon test") || !common::have("ip") || !common::have("tshark") {
         return;
     }
-    if !common::have("ip") || !common::have("tshark") {
-        return;
-    }
-    let pid = std::process::id();
-    let (a, b) = (format!("sgdA{pid}"), format!("sgdB{pid}"));
-    ip(&["netns", "add", &a]);
-    let _ga = Netns(vec![a.clone()]);
-    ip(&["netns", "add", &b]);
-    let _gb = Netns(vec![b.clone()]);
-    for (x, y, net) in [("va", "vb", "10.78.0"), ("vc", "vd", "10.79.0")] {
-        ip(&[
-            "-n", &a, "link", "add", x, "type", "veth", "peer", "name", y, "netns", &b,
-        ]);
-        ip(&["-n", &a, "addr", "add", &format!("{net}.1/24"), "dev", x]);
-        ip(&["-n", &b, "addr", "add", &format!("{net}.2/24"), "dev", y]);
-        ip(&["-n", &a, "link", "set", x, "up"]);
-        ip(&["-n", &b, "link", "set", y, "up"]);
-    }
+    let (a, b, _guard) = pair("sgd", &[("va", "vb", "10.78.0"), ("vc", "vd", "10.79.0")]);
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let srv_dir = tempfile::tempdir().unwrap();

@@ -117,6 +117,7 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
         source: String::new(),
         key: None,
         closed: None,
+        flows: None,
     };
     let sum = run_file(&input, vec![cfg], &env).unwrap();
     let exported = sum.sessions[0].1.flows_exported;
@@ -163,6 +164,7 @@ fn tshark_decodes_ipfix_without_expert_errors() {
             source: String::new(),
             key: None,
             closed: None,
+            flows: None,
         };
         let sum = run_file(&input, vec![cfg], &env).unwrap();
         let exported = sum.sessions[0].1.flows_exported;

@@ -15,6 +15,7 @@ fn env(dir: &std::path::Path) -> SessionEnv {
         source: "test0".into(),
         key: None,
         closed: None,
+        flows: None,
     }
 }
 

@@ -48,6 +48,7 @@ proptest! {
             source: "fuzz".into(),
             key: Some(Key::from_bytes([9; 32])),
             closed: None,
+            flows: None,
         };
         let mut d = Demux::new();
         let configs = [

@@ -62,6 +62,7 @@ fn tshark_reads_anonymised_header_only_files() {
         source: String::new(),
         key: Some(Key::parse(VECTOR_KEY.as_bytes()).unwrap()),
         closed: Some(tx),
+        flows: None,
     };
     let ho = SessionConfig::from_json(
         r#"{"name":"ho","filter":"ip or ip6","header_only":true,

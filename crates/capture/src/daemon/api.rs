@@ -291,18 +291,30 @@ async fn download(
     if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\', '\0']) {
         return Err(missing());
     }
-    let bytes = tokio::fs::read(sh.config.data_dir.join(&id).join(&name))
+    let file = tokio::fs::File::open(sh.config.data_dir.join(&id).join(&name))
         .await
         .map_err(|_| missing())?;
+    let md = file.metadata().await.map_err(|_| missing())?;
+    if !md.is_file() {
+        return Err(missing());
+    }
+    // Streamed in 64 KiB chunks: a multi-GB capture file never sits in memory.
+    // The length is the size when the download starts (a file being written
+    // is sent up to that point).
+    let stream = tokio_util::io::ReaderStream::with_capacity(
+        tokio::io::AsyncReadExt::take(file, md.len()),
+        64 * 1024,
+    );
     Ok((
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+            (header::CONTENT_LENGTH, md.len().to_string()),
             (
                 header::CONTENT_DISPOSITION,
                 format!("attachment; filename=\"{name}\""),
             ),
         ],
-        bytes,
+        axum::body::Body::from_stream(stream),
     )
         .into_response())
 }

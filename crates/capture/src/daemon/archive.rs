@@ -1,7 +1,7 @@
 //! Closed files to the archive uploader: sessions created with archive
-//! targets hand every closed packet file (and its `.json`/`.xml` metadata)
-//! to a thread that enqueues them in the `archive` crate's durable queue as
-//! `<experiment>/<session>/<file>`.
+//! targets hand every closed packet or IPFIX file (and its `.json`/`.xml`
+//! metadata) to a thread that enqueues them in the `archive` crate's
+//! durable queue as `<experiment>/<session>/<file>`.
 //!
 //! Routes (session → experiment, targets) are kept apart from the registry
 //! and never removed, so a file closed by `DELETE` (stop, then forget) is
@@ -69,6 +69,30 @@ impl ArchiveLink {
             .map_or(0, |r| r.enqueued)
     }
 
+    /// Enqueues files of `session` found on disk (crash recovery);
+    /// returns how many were enqueued. Enqueueing a file the queue has
+    /// already is harmless: the queue adds only targets it lacks, so
+    /// nothing is uploaded twice.
+    pub fn enqueue_found(&self, session: &str, paths: &[std::path::PathBuf]) -> u64 {
+        let route = self
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(session)
+            .cloned();
+        let Some(route) = route else { return 0 };
+        let n = enqueue(&self.archiver, &route, session, paths.iter());
+        if let Some(r) = self
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(session)
+        {
+            r.enqueued += n;
+        }
+        n
+    }
+
     /// Ends the thread once every session has let go of its sender (call
     /// after the source threads ended), then stops the uploader; the queue
     /// is durable, so files not yet uploaded go at the next start.
@@ -93,25 +117,8 @@ fn forward(
             .get(&c.session)
             .cloned();
         let Some(route) = route else { continue };
-        let targets: Vec<&str> = route.targets.iter().map(String::as_str).collect();
-        let mut n = 0;
-        for path in std::iter::once(&c.file.path).chain(c.metadata.iter()) {
-            let Some(name) = path.file_name() else {
-                continue;
-            };
-            let remote = format!(
-                "{}/{}/{}",
-                route.experiment,
-                c.session,
-                name.to_string_lossy()
-            );
-            match archiver.enqueue(path, &remote, &targets) {
-                Ok(()) => n += 1,
-                Err(e) => {
-                    tracing::warn!(session = %c.session, file = %path.display(), error = %e, "not archived")
-                }
-            }
-        }
+        let paths = std::iter::once(&c.file.path).chain(c.metadata.iter());
+        let n = enqueue(archiver, &route, &c.session, paths);
         if let Some(r) = routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -120,4 +127,33 @@ fn forward(
             r.enqueued += n;
         }
     }
+}
+
+/// Enqueues `paths` as `<experiment>/<session>/<file name>` to the route's targets.
+fn enqueue<'a>(
+    archiver: &archive::Archiver,
+    route: &Route,
+    session: &str,
+    paths: impl Iterator<Item = &'a std::path::PathBuf>,
+) -> u64 {
+    let targets: Vec<&str> = route.targets.iter().map(String::as_str).collect();
+    let mut n = 0;
+    for path in paths {
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        let remote = format!(
+            "{}/{}/{}",
+            route.experiment,
+            session,
+            name.to_string_lossy()
+        );
+        match archiver.enqueue(path, &remote, &targets) {
+            Ok(()) => n += 1,
+            Err(e) => {
+                tracing::warn!(session = %session, file = %path.display(), error = %e, "not archived")
+            }
+        }
+    }
+    n
 }

@@ -184,6 +184,7 @@ pub fn run_one(
         source: "va".into(),
         key: Some(Key::from_bytes([7; 32])),
         closed: None,
+        flows: None,
     };
     let mut demux = Demux::new();
     for s in sessions(case) {

@@ -35,6 +35,11 @@ pub fn render(sh: &Shared, visible: impl Fn(&str) -> bool) -> String {
             );
         }
     }
+    if let Some(n) = sh.streams_dropped() {
+        // Node-wide: rows for the collection server dropped because its queue was full.
+        let _ = writeln!(out, "# TYPE capture_streams_dropped_total counter");
+        let _ = writeln!(out, "capture_streams_dropped_total {n}");
+    }
     let _ = writeln!(out, "# TYPE capture_session_state gauge");
     for (id, r) in &rows {
         let _ = writeln!(

@@ -9,7 +9,13 @@
 //!                                                 AF_PACKET ring ─► Demux ─► Sessions ─► files
 //!                                                 every 250 ms: tick, counters ─► registry,
 //!                                                 snapshots ─► collection server (capture_counters)
+//!                                                 flow records ─► collection server (capture_flow)
 //! ```
+//!
+//! Sessions are saved in `data_dir/.sessions/` on every state change and
+//! restored when the daemon starts again, after a clean stop or a crash
+//! (see [`recover`]); the token file is re-read on SIGHUP
+//! ([`Daemon::reload_tokens`], [`run_until_signal`]).
 //!
 //! Who may do what: a session belongs to an *experiment* (a domain name,
 //! given at creation, default the session name). A token may see and
@@ -23,11 +29,15 @@ pub mod archive;
 pub mod bench;
 pub mod config;
 pub mod ctl;
+pub mod flowrow;
 mod metrics;
 pub(crate) mod netns;
 mod openapi;
 mod ops;
+pub mod persist;
+pub mod recover;
 pub mod registry;
+mod run;
 pub mod streams;
 mod sysnet;
 pub mod views;
@@ -38,6 +48,7 @@ pub use config::{DaemonConfig, DaemonConfigError};
 pub use openapi::document as openapi_document;
 pub use ops::OpError;
 pub use registry::State;
+pub use run::run_until_signal;
 
 use crate::counters::Counters;
 use crate::cryptopan::Key;
@@ -93,8 +104,8 @@ pub struct Shared {
     registry: Mutex<Registry>,
     /// Source threads by interface.
     workers: Mutex<HashMap<String, Worker>>,
-    /// Counter snapshots to the collection server, when configured.
-    streams: Option<CounterStreams>,
+    /// Counter snapshots and flow records to the collection server, when configured.
+    streams: Option<Arc<CounterStreams>>,
     /// Closed files to the archive uploader, when configured.
     archive: Option<archive::ArchiveLink>,
 }
@@ -129,6 +140,11 @@ impl Shared {
         self.archive.as_ref().map_or(0, |a| a.enqueued(id))
     }
 
+    /// Rows the streams queue dropped (the collection server could not keep up).
+    pub fn streams_dropped(&self) -> Option<u64> {
+        self.streams.as_ref().map(|s| s.dropped())
+    }
+
     /// Sends the final counters of a stopped session.
     fn report_final(&self, id: &str, c: &Counters) {
         self.report(id, c);
@@ -145,6 +161,8 @@ pub struct Daemon {
     stop_api: Option<tokio::sync::oneshot::Sender<()>>,
     /// The control API task.
     api: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    /// The token file, re-read by [`Daemon::reload_tokens`].
+    tokens: Option<Arc<httpkit::tokens::TokenFile>>,
 }
 
 impl Daemon {
@@ -162,12 +180,17 @@ impl Daemon {
             })?;
             keys.insert(name.clone(), k);
         }
-        let authenticator: Option<Arc<dyn httpkit::Authenticator>> = match &config.token_file {
+        let tokens = match &config.token_file {
             Some(p) => Some(Arc::new(httpkit::tokens::TokenFile::load(p)?)),
             None => None,
         };
+        let authenticator = tokens.clone().map(|t| t as Arc<dyn httpkit::Authenticator>);
         std::fs::create_dir_all(&config.data_dir).map_err(|source| DaemonError::Io {
             what: format!("data directory {}", config.data_dir.display()),
+            source,
+        })?;
+        let store = persist::Store::open(&config.data_dir).map_err(|source| DaemonError::Io {
+            what: format!("session store in {}", config.data_dir.display()),
             source,
         })?;
         let listener = tokio::net::TcpListener::bind(config.listen)
@@ -184,7 +207,8 @@ impl Daemon {
         let streams = config
             .collect
             .as_deref()
-            .and_then(|c| CounterStreams::new(c, &node));
+            .and_then(|c| CounterStreams::new(c, &node))
+            .map(Arc::new);
         let archive = match &config.archive {
             Some(a) => Some(archive::ArchiveLink::new(
                 ::archive::Archiver::open(a.clone()).await?,
@@ -196,7 +220,10 @@ impl Daemon {
             policy: config.effective_policy(),
             config,
             keys,
-            registry: Mutex::new(Registry::default()),
+            registry: Mutex::new(Registry {
+                sessions: BTreeMap::new(),
+                store: Some(store),
+            }),
             workers: Mutex::new(HashMap::new()),
             streams,
         });
@@ -207,6 +234,24 @@ impl Daemon {
             },
             ..httpkit::HttpConfig::default()
         };
+        let again = shared.restore();
+        let sh = Arc::clone(&shared);
+        let to_pause = tokio::task::spawn_blocking(move || {
+            let mut paused = Vec::new();
+            for (id, pause) in again {
+                match sh.start(&id) {
+                    Ok(()) if pause => paused.push(id),
+                    Ok(()) => {}
+                    Err(e) => tracing::warn!(session = %id, error = %e, "not restarted"),
+                }
+            }
+            paused
+        })
+        .await
+        .unwrap_or_default();
+        for id in to_pause {
+            let _ = shared.pause(&id, true).await;
+        }
         let app = http.apply(router(Arc::clone(&shared)));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let api = tokio::spawn(httpkit::serve(listener, app, async {
@@ -218,7 +263,18 @@ impl Daemon {
             addr,
             stop_api: Some(tx),
             api: Some(api),
+            tokens,
         })
+    }
+
+    /// Re-reads the token file (SIGHUP): new tokens apply to the next
+    /// request. On error the tokens in force stay and the error is returned.
+    /// Without a token file, nothing to do.
+    pub fn reload_tokens(&self) -> Result<(), httpkit::tokens::TokenFileError> {
+        match &self.tokens {
+            Some(t) => t.reload(),
+            None => Ok(()),
+        }
     }
 
     /// The control API's address.

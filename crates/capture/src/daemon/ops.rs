@@ -8,7 +8,7 @@ use super::Shared;
 use crate::config::SessionConfig;
 use crate::counters::Counters;
 use crate::policy::PolicyRefusal;
-use crate::session::{Session, SessionEnv};
+use crate::session::{FlowSink, Session, SessionEnv};
 use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
@@ -98,6 +98,8 @@ impl Shared {
             )));
         }
         let id = cfg.name.clone();
+        let mut record = Record::new(experiment.to_string(), cfg);
+        record.archive = archive.clone();
         if let Some(link) = &self.archive {
             let mut routes = link.routes.lock().unwrap_or_else(|e| e.into_inner());
             if archive.is_empty() {
@@ -111,14 +113,14 @@ impl Shared {
                 routes.insert(id.clone(), route);
             }
         }
-        reg.sessions
-            .insert(id, Record::new(experiment.to_string(), cfg));
+        reg.sessions.insert(id.clone(), record);
+        reg.save(&id);
         Ok(())
     }
 
     /// Builds the live session and hands it to its interface's source thread.
     pub fn start(self: &std::sync::Arc<Self>, id: &str) -> Result<(), OpError> {
-        let cfg = {
+        let (cfg, experiment) = {
             let reg = self.lock();
             let r = reg
                 .sessions
@@ -130,7 +132,7 @@ impl Shared {
                     r.state
                 )));
             }
-            r.config.clone()
+            (r.config.clone(), r.experiment.clone())
         };
         let iface = interface_of(&cfg);
         let env = SessionEnv {
@@ -152,6 +154,10 @@ impl Shared {
                     None
                 }
             }),
+            flows: self.streams.as_ref().map(|st| {
+                let (st, iface) = (std::sync::Arc::clone(st), iface.clone());
+                FlowSink::new(move |b| st.send_flows(&experiment, &iface, b))
+            }),
         };
         let session = Session::new(cfg, &env).map_err(|e| self.fail(id, e.to_string()))?;
         let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
@@ -172,9 +178,7 @@ impl Shared {
         }
         let w = &workers[&iface];
         // Running before the thread sees it, so its first counters land on a running record.
-        if let Some(r) = self.lock().sessions.get_mut(id) {
-            r.set_state(State::Running, None);
-        }
+        self.set(id, State::Running, None);
         let (ack, added) = oneshot::channel();
         if w.tx.send(Command::Add(Box::new(session), ack)).is_err() {
             return Err(self.fail(id, format!("the source thread of {iface} ended")));
@@ -189,9 +193,7 @@ impl Shared {
 
     /// Marks a session failed and returns the error to answer.
     fn fail(&self, id: &str, why: String) -> OpError {
-        if let Some(r) = self.lock().sessions.get_mut(id) {
-            r.set_state(State::Failed, Some(why.clone()));
-        }
+        self.set(id, State::Failed, Some(why.clone()));
         OpError::Unavailable(format!("session {id} could not start: {why}"))
     }
 
@@ -215,7 +217,9 @@ impl Shared {
                 )));
             }
             r.set_state(to, None);
-            interface_of(&r.config)
+            let iface = interface_of(&r.config);
+            reg.save(id);
+            iface
         };
         let (ack, done) = oneshot::channel();
         let cmd = if pause {
@@ -278,19 +282,26 @@ impl Shared {
             // The source thread ended on its own and recorded why.
             None => {}
         }
-        Ok(r.counters)
+        let c = r.counters;
+        reg.save(id);
+        Ok(c)
     }
 
+    /// Moves a session to `state` and saves it.
     fn set(&self, id: &str, state: State, reason: Option<String>) {
-        if let Some(r) = self.lock().sessions.get_mut(id) {
+        let mut reg = self.lock();
+        if let Some(r) = reg.sessions.get_mut(id) {
             r.set_state(state, reason);
+            reg.save(id);
         }
     }
 
     /// Stops (if needed) and forgets a session; its files stay on disk.
     pub async fn delete(&self, id: &str) -> Result<(), OpError> {
         self.stop(id).await?;
-        self.lock().sessions.remove(id);
+        let mut reg = self.lock();
+        reg.sessions.remove(id);
+        reg.save(id);
         Ok(())
     }
 }

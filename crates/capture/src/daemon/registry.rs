@@ -4,9 +4,10 @@
 //! write counters and state changes into it. It never holds a live
 //! [`crate::Session`]: those belong to the source threads.
 
+use super::persist::Store;
 use crate::config::SessionConfig;
 use crate::counters::Counters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::SystemTime;
 use utoipa::ToSchema;
@@ -15,7 +16,7 @@ use utoipa::ToSchema;
 const LOG_LINES: usize = 200;
 
 /// Life cycle of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// Accepted, not capturing yet (`start` begins).
@@ -48,6 +49,9 @@ pub struct Record {
     pub created: SystemTime,
     /// Recent log lines, oldest first.
     pub log: VecDeque<String>,
+    /// Archive targets its closed files go to (kept with the session so a
+    /// restarted daemon archives its files the same way).
+    pub archive: Vec<String>,
 }
 
 impl Record {
@@ -61,6 +65,7 @@ impl Record {
             counters: Counters::default(),
             created: SystemTime::now(),
             log: VecDeque::new(),
+            archive: Vec::new(),
         };
         r.log("created");
         r
@@ -103,9 +108,28 @@ impl Record {
 pub struct Registry {
     /// Sessions by id.
     pub sessions: BTreeMap<String, Record>,
+    /// Where records are kept across restarts (the daemon's data directory).
+    pub store: Option<Store>,
 }
 
 impl Registry {
+    /// Writes the record of `id` to the store (after a state change), or
+    /// forgets it there when the session is gone. A failed write is logged
+    /// in the session's log and the daemon's; the session goes on.
+    pub fn save(&mut self, id: &str) {
+        let Some(store) = &self.store else { return };
+        let r = match self.sessions.get(id) {
+            Some(r) => store.save(id, r),
+            None => store.remove(id),
+        };
+        if let Err(e) = r {
+            tracing::error!(session = %id, error = %e, "session state not saved: it may not survive a restart");
+            if let Some(rec) = self.sessions.get_mut(id) {
+                rec.log(format!("state not saved on disk: {e}"));
+            }
+        }
+    }
+
     /// Updates counters of a session if it still exists.
     pub fn set_counters(&mut self, id: &str, c: Counters) {
         if let Some(r) = self.sessions.get_mut(id) {

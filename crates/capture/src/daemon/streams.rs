@@ -1,18 +1,25 @@
-//! Counters as measurement streams: every counter snapshot of a session is
-//! injected into the table `capture_counters` of the session's experiment
-//! domain on the collection server (`collect = "HOST:PORT"`), through the
-//! project's own client library — the daemon measures itself the way it
-//! asks experimenters to measure.
+//! Counters and flows as measurement streams: every counter snapshot of a
+//! session is injected into the table `capture_counters`, and every flow
+//! record of its IPFIX outputs into `capture_flow`, of the session's
+//! experiment domain on the collection server (`collect = "HOST:PORT"`),
+//! through the project's own client library — the daemon measures itself
+//! the way it asks experimenters to measure.
 //!
 //! One [`client::Client`] per experiment (the domain is per client),
-//! created when the experiment's first snapshot is sent, closed at shutdown.
+//! created when the experiment's first row is sent, closed at shutdown.
+//! The queue to the streams thread is bounded: when it is full, rows are
+//! dropped and counted ([`CounterStreams::dropped`], `/metrics`), so the
+//! packet threads never wait.
 
+use super::flowrow::{self, RowText, FLOW_COLUMNS};
 use crate::counters::Counters;
+use crate::session::FlowBatch;
 use client::spec::{Backchannel, ClientSpec, DestinationSpec, Encoding, OverloadPolicy, Uri};
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Sender};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
@@ -62,9 +69,21 @@ enum Msg {
         /// Files handed to the archive uploader.
         archived: u64,
     },
+    /// Flow records of one session.
+    Flows {
+        /// Experiment domain.
+        experiment: String,
+        /// Interface.
+        interface: String,
+        /// The records.
+        batch: FlowBatch,
+    },
     /// Flush and close every client, then end.
     Close,
 }
+
+/// Messages the queue to the streams thread holds before rows are dropped.
+const QUEUE: usize = 16 * 1024;
 
 /// Sends counter snapshots to one collection server.
 ///
@@ -72,8 +91,12 @@ enum Msg {
 /// packet threads may sit in another network namespace (threads inherit
 /// it), and must never wait for a client to be created.
 pub struct CounterStreams {
-    /// Snapshots to the streams thread.
-    tx: Mutex<Sender<Msg>>,
+    /// Rows to the streams thread (bounded).
+    tx: Mutex<SyncSender<Msg>>,
+    /// Messages dropped because the queue was full.
+    dropped: AtomicU64,
+    /// A drop was logged already.
+    warned: AtomicBool,
     /// The streams thread.
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Where they go, for messages.
@@ -94,12 +117,12 @@ struct Clients {
     port: u16,
     /// Sender id of this node.
     node: String,
-    /// Open clients by experiment.
-    open: HashMap<String, (Client, Mp)>,
+    /// Open clients by experiment, with their counters and flow points.
+    open: HashMap<String, (Client, Mp, Mp)>,
 }
 
 impl Clients {
-    fn open(&self, experiment: &str) -> Result<(Client, Mp), client::ClientError> {
+    fn open(&self, experiment: &str) -> Result<(Client, Mp, Mp), client::ClientError> {
         let spec = ClientSpec {
             app: "capture".into(),
             id: Some(self.node.clone()),
@@ -123,8 +146,37 @@ impl Clients {
         let mut fields = vec![("session", OmlType::String), ("interface", OmlType::String)];
         fields.extend(COUNTER_COLUMNS.iter().map(|n| (*n, OmlType::UInt64)));
         let mp = c.add_mp("counters", &fields)?;
+        let flows = c.add_mp("flow", &FLOW_COLUMNS)?;
         c.start()?;
-        Ok((c, mp))
+        Ok((c, mp, flows))
+    }
+
+    /// The client of `experiment`, opened on first use.
+    fn client(&mut self, experiment: &str) -> Option<&(Client, Mp, Mp)> {
+        if !self.open.contains_key(experiment) {
+            match self.open(experiment) {
+                Ok(cm) => {
+                    self.open.insert(experiment.to_string(), cm);
+                }
+                Err(e) => {
+                    tracing::warn!(experiment, error = %e, "capture stream not opened");
+                    return None;
+                }
+            }
+        }
+        self.open.get(experiment)
+    }
+
+    fn send_flows(&mut self, experiment: &str, interface: &str, b: &FlowBatch) {
+        let Some((_, _, mp)) = self.client(experiment) else {
+            return;
+        };
+        for r in &b.records {
+            let t = RowText::of(r);
+            if let Err(e) = mp.inject(&flowrow::row(&b.session, interface, b.domain, r, &t)) {
+                tracing::warn!(session = %b.session, error = %e, "flow record not injected");
+            }
+        }
     }
 
     fn send(
@@ -135,18 +187,7 @@ impl Clients {
         c: &Counters,
         archived: u64,
     ) {
-        if !self.open.contains_key(experiment) {
-            match self.open(experiment) {
-                Ok(cm) => {
-                    self.open.insert(experiment.to_string(), cm);
-                }
-                Err(e) => {
-                    tracing::warn!(experiment, error = %e, "counter stream not opened");
-                    return;
-                }
-            }
-        }
-        let Some((_, mp)) = self.open.get(experiment) else {
+        let Some((_, mp, _)) = self.client(experiment) else {
             return;
         };
         let mut row = vec![ValueRef::String(session), ValueRef::String(interface)];
@@ -161,7 +202,7 @@ impl Clients {
     }
 
     fn close(&mut self) {
-        for (exp, (c, _)) in self.open.drain() {
+        for (exp, (c, _, _)) in self.open.drain() {
             if let Err(e) = c.close() {
                 tracing::warn!(experiment = %exp, error = %e, "counter stream close failed");
             }
@@ -180,7 +221,7 @@ impl CounterStreams {
             node: node.to_string(),
             open: HashMap::new(),
         };
-        let (tx, rx) = mpsc::channel::<Msg>();
+        let (tx, rx) = mpsc::sync_channel::<Msg>(QUEUE);
         let thread = std::thread::Builder::new()
             .name("capture-counters".into())
             .spawn(move || {
@@ -193,6 +234,11 @@ impl CounterStreams {
                             counters,
                             archived,
                         } => clients.send(&experiment, &session, &interface, &counters, archived),
+                        Msg::Flows {
+                            experiment,
+                            interface,
+                            batch,
+                        } => clients.send_flows(&experiment, &interface, &batch),
                         Msg::Close => break,
                     }
                 }
@@ -201,6 +247,8 @@ impl CounterStreams {
             .ok()?;
         Some(CounterStreams {
             tx: Mutex::new(tx),
+            dropped: AtomicU64::new(0),
+            warned: AtomicBool::new(false),
             thread: Mutex::new(Some(thread)),
             target: collect.to_string(),
         })
@@ -215,14 +263,39 @@ impl CounterStreams {
         c: &Counters,
         archived: u64,
     ) {
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = tx.send(Msg::Snapshot {
+        self.queue(Msg::Snapshot {
             experiment: experiment.into(),
             session: session.into(),
             interface: interface.into(),
             counters: *c,
             archived,
         });
+    }
+
+    /// Queues the flow records of a session (on `interface`) for `experiment`.
+    pub fn send_flows(&self, experiment: &str, interface: &str, batch: FlowBatch) {
+        self.queue(Msg::Flows {
+            experiment: experiment.into(),
+            interface: interface.into(),
+            batch,
+        });
+    }
+
+    /// Queues without waiting; a full queue drops the message (counted).
+    fn queue(&self, m: Msg) {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(TrySendError::Full(_)) = tx.try_send(m) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            if !self.warned.swap(true, Ordering::Relaxed) {
+                tracing::warn!(target = %self.target, "stream queue full: rows dropped (counted in capture_streams_dropped_total)");
+            }
+        }
+    }
+
+    /// Messages (counter snapshots, flow batches) dropped because the
+    /// streams thread could not keep up.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// Sends what is queued, flushes and closes every client (waits for

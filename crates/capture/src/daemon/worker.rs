@@ -253,7 +253,10 @@ fn finish(shared: &Shared, id: &str, r: Option<Result<Counters, String>>, failur
         Some(why) => {
             tracing::warn!(session = %id, reason = %why, "capture session failed");
             rec.set_state(State::Failed, Some(why));
+            reg.save(id);
         }
+        // Not saved: a session running when the daemon shuts down runs
+        // again when it starts (spec/capture-api.md, Restart).
         None => rec.set_state(State::Stopped, Some("daemon shutting down".into())),
     }
 }

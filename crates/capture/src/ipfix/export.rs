@@ -201,6 +201,22 @@ impl Exporter {
     }
 }
 
+impl Exporter {
+    /// Flushes and, for a file, writes it to stable storage (the file is
+    /// complete when this returns; it is closed when the exporter drops).
+    pub fn sync(&mut self) -> Result<(), ExportError> {
+        self.flush()?;
+        let r = match &mut self.sink {
+            Sink::File(w) => w.get_ref().sync_all(),
+            _ => Ok(()),
+        };
+        r.map_err(|source| ExportError::Send {
+            target: self.target.clone(),
+            source,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -121,6 +121,10 @@ pub struct RepairReport {
     pub old_len: u64,
     /// Size after truncation (== old_len when nothing was cut).
     pub new_len: u64,
+    /// Timestamp of the first complete record (ns since the epoch), 0 without records.
+    pub first_ns: u64,
+    /// Timestamp of the last complete record.
+    pub last_ns: u64,
 }
 
 /// Why a file could not be repaired.
@@ -165,16 +169,25 @@ pub fn repair(path: &Path) -> Result<RepairReport, RepairError> {
     };
     let magic = le32(&b, 0).ok_or_else(not)?;
     let (mut at, mut records) = (0usize, 0u64);
+    let (mut first, mut last_ns) = (None, 0u64);
+    let mut seen = |ts: u64| {
+        first.get_or_insert(ts);
+        last_ns = ts;
+    };
     if magic == PCAP_MAGIC_NS || magic == 0xa1b2_c3d4 {
         if b.len() < 24 {
             return Err(not());
         }
+        let frac = if magic == PCAP_MAGIC_NS { 1 } else { 1000 };
         at = 24;
-        while let Some(cap) = le32(&b, at + 8) {
+        while let (Some(sec), Some(sub), Some(cap)) =
+            (le32(&b, at), le32(&b, at + 4), le32(&b, at + 8))
+        {
             let end = at + 16 + cap as usize;
             if end > b.len() {
                 break;
             }
+            seen(u64::from(sec) * 1_000_000_000 + u64::from(sub) * frac);
             at = end;
             records += 1;
         }
@@ -186,6 +199,12 @@ pub fn repair(path: &Path) -> Result<RepairReport, RepairError> {
             }
             if ty == 6 || ty == 3 {
                 records += 1;
+            }
+            if ty == 6 {
+                // Our files have if_tsresol = 9: the 64-bit timestamp is in ns.
+                if let (Some(hi), Some(lo)) = (le32(&b, at + 12), le32(&b, at + 16)) {
+                    seen((u64::from(hi) << 32) | u64::from(lo));
+                }
             }
             at = end;
         }
@@ -204,5 +223,7 @@ pub fn repair(path: &Path) -> Result<RepairReport, RepairError> {
         records,
         old_len,
         new_len: at as u64,
+        first_ns: first.unwrap_or(0),
+        last_ns,
     })
 }

@@ -5,7 +5,8 @@ pub mod rotate;
 
 pub use format::{repair, FileFormat, RepairError, RepairReport};
 pub use rotate::{
-    ClosedFile, Quota, QuotaPolicy, Rollover, RotatingWriter, WriteError, WriterConfig, Written,
+    sequence_of, ClosedFile, Quota, QuotaPolicy, Rollover, RotatingWriter, WriteError,
+    WriterConfig, Written,
 };
 
 #[cfg(test)]
@@ -61,6 +62,25 @@ mod tests {
     }
 
     #[test]
+    fn a_new_writer_numbers_after_existing_files() {
+        let t = tempfile::tempdir().unwrap();
+        let c = cfg(t.path(), FileFormat::Pcap);
+        let mut w = RotatingWriter::new(c.clone()).unwrap();
+        w.write(1_700_000_000_000_000_000, &[1u8; 60], 60).unwrap();
+        w.close().unwrap();
+        let first = w.take_closed();
+        drop(w);
+        let mut w = RotatingWriter::new(c).unwrap();
+        w.write(1_700_000_000_000_000_000, &[1u8; 60], 60).unwrap();
+        w.close().unwrap();
+        let second = w.take_closed();
+        assert_eq!((first[0].seq, second[0].seq), (0, 1));
+        let name = second[0].path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(sequence_of("exp1", name), Some(1));
+        assert!(first[0].path.exists());
+    }
+
+    #[test]
     fn quota_stop_and_delete_oldest() {
         let t = tempfile::tempdir().unwrap();
         let mut c = cfg(t.path(), FileFormat::Pcap);
@@ -105,7 +125,7 @@ mod tests {
             let p = t.path().join(format.extension());
             let mut b = format.header(65535, "x");
             for i in 0..3 {
-                format.record(i, &[9u8; 61], 61, &mut b);
+                format.record(1_700_000_000_000_000_000 + i, &[9u8; 61], 61, &mut b);
             }
             let good = b.len() as u64;
             format.record(9, &[9u8; 61], 61, &mut b);
@@ -113,6 +133,10 @@ mod tests {
             std::fs::write(&p, &b).unwrap();
             let r = repair(&p).unwrap();
             assert_eq!((r.records, r.new_len), (3, good));
+            assert_eq!(
+                (r.first_ns, r.last_ns),
+                (1_700_000_000_000_000_000, 1_700_000_000_000_000_002)
+            );
             assert_eq!(std::fs::metadata(&p).unwrap().len(), good);
         }
     }

@@ -2,7 +2,10 @@
 //! permissions, and a hand-off of every closed file.
 //!
 //! Files are named `{session}_{seq:06}_{YYYYmmddTHHMMSSZ}.{pcap|pcapng}`
-//! (sequence from 0, UTC time of the first packet). Directories are created
+//! (UTC time of the first packet). The sequence starts after the highest
+//! one already in the directory (0 in an empty one), and files already
+//! there count towards the quota, so a session restarted after a daemon
+//! restart goes on where it was. Directories are created
 //! with mode 0700 and files with mode 0600. A file is complete and valid
 //! when it is closed; while open, it only grows by whole records once
 //! flushed, so a crash leaves a readable prefix that
@@ -153,7 +156,10 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Wr
 const FLUSH_AT: usize = 64 * 1024;
 
 impl RotatingWriter {
-    /// Creates the directory (0700); no file is opened before the first record.
+    /// Creates the directory (0700); no file is opened before the first
+    /// record. Files of this session already in the directory are kept
+    /// (counted in the quota, oldest deleted first) and numbering goes on
+    /// after them.
     pub fn new(cfg: WriterConfig) -> Result<RotatingWriter, WriteError> {
         DirBuilder::new()
             .recursive(true)
@@ -162,12 +168,16 @@ impl RotatingWriter {
             .map_err(io("create directory", &cfg.dir))?;
         std::fs::set_permissions(&cfg.dir, std::fs::Permissions::from_mode(0o700))
             .map_err(io("chmod", &cfg.dir))?;
+        let existing = existing_files(&cfg);
+        let next_seq = existing.last().map_or(0, |(seq, _, _)| seq + 1);
+        let on_disk = existing.iter().map(|(_, _, len)| len).sum();
+        let kept = existing.into_iter().map(|(_, p, len)| (p, len)).collect();
         Ok(RotatingWriter {
             cfg,
             current: None,
-            next_seq: 0,
-            kept: VecDeque::new(),
-            on_disk: 0,
+            next_seq,
+            kept,
+            on_disk,
             buf: Vec::with_capacity(FLUSH_AT * 2),
             closed: Vec::new(),
             stopped: false,
@@ -352,6 +362,42 @@ impl RotatingWriter {
         }
         Ok(Written::Stored)
     }
+}
+
+/// The session's packet files in its directory as (sequence, path, size),
+/// by sequence.
+fn existing_files(cfg: &WriterConfig) -> Vec<(u64, PathBuf, u64)> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(&cfg.dir) else {
+        return v;
+    };
+    let prefix = format!("{}_", cfg.session);
+    let ext = format!(".{}", cfg.format.extension());
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if !name.ends_with(&ext) {
+            continue;
+        }
+        let Some(seq) = rest.get(..6).and_then(|d| d.parse::<u64>().ok()) else {
+            continue;
+        };
+        if rest.as_bytes().get(6) != Some(&b'_') {
+            continue;
+        }
+        let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+        v.push((seq, e.path(), len));
+    }
+    v.sort();
+    v
+}
+
+/// The sequence number in a packet file name `{session}_{seq:06}_…`.
+pub fn sequence_of(session: &str, name: &str) -> Option<u64> {
+    let rest = name.strip_prefix(session)?.strip_prefix('_')?;
+    rest.get(..6)?.parse().ok()
 }
 
 impl Drop for RotatingWriter {

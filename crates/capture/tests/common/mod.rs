@@ -5,6 +5,8 @@ use capture::checksum::{finish, sum};
 use capture::output::FileFormat;
 use std::path::Path;
 
+pub mod netns;
+
 /// True when `tool` is on PATH; panics when it is missing and CI is set.
 pub fn have(tool: &str) -> bool {
     let found = std::process::Command::new("sh")

@@ -1,8 +1,9 @@
-//! `streamgauge capture --config FILE`: the daemon until SIGTERM/SIGINT.
+//! `streamgauge capture --config FILE`: the daemon until SIGTERM/SIGINT
+//! (SIGHUP re-reads the token file).
 
 use std::path::Path;
 
-use ::capture::daemon::{Daemon, DaemonConfig};
+use ::capture::daemon::{run_until_signal, DaemonConfig};
 use anyhow::{Context, Result};
 
 /// Validates the configuration, starts the daemon, stops it on a signal.
@@ -15,22 +16,8 @@ pub fn run(config: &Path, level: tracing::Level) -> Result<bool> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        // Installed before the API listens, so no signal hits the default action.
-        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
-        let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
-        let daemon = Daemon::start(cfg).await?;
-        println!(
-            "capture daemon: control API on http://{}",
-            daemon.local_addr()
-        );
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        tracing::info!("shutting down: closing every session's files");
-        daemon.shutdown().await;
-        Ok(true)
-    })
+    runtime.block_on(run_until_signal(cfg, |addr| {
+        println!("capture daemon: control API on http://{addr}");
+    }))?;
+    Ok(true)
 }

@@ -68,6 +68,7 @@ pub fn run(
         source: input.display().to_string(),
         key,
         closed: None,
+        flows: None,
     };
     let sum = ::capture::run_file(input, configs, &env)?;
     println!(

@@ -1,0 +1,227 @@
+//! A session's flow outputs: one flow table per IPFIX output, its exporter,
+//! the statistics of an IPFIX file (for its metadata when it closes), and
+//! the optional [`FlowSink`] that receives every flow record as well (the
+//! daemon turns them into the measurement stream `capture_flow`).
+
+use crate::flow::{FlowConfig, FlowRecord, FlowTable};
+use crate::ipfix::{ExportError, Exporter, IpfixTarget, TimeResolution};
+use crate::output::ClosedFile;
+use crate::packet::Parsed;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Flow records of one session leaving one of its IPFIX outputs.
+#[derive(Debug, Clone)]
+pub struct FlowBatch {
+    /// Session name.
+    pub session: String,
+    /// IPFIX observation domain of the output that metered them (tells
+    /// two IPFIX outputs of one session apart).
+    pub domain: u32,
+    /// The records, as exported (addresses anonymised when the session anonymises).
+    pub records: Vec<FlowRecord>,
+}
+
+/// Receives every flow record a session meters, beside its IPFIX export.
+///
+/// A callback rather than a channel so the node decides what a batch
+/// becomes (the daemon adds the experiment and queues a stream row); it is
+/// called on the packet path and must not block.
+#[derive(Clone)]
+pub struct FlowSink(Arc<dyn Fn(FlowBatch) + Send + Sync>);
+
+impl FlowSink {
+    /// Wraps a callback.
+    pub fn new(f: impl Fn(FlowBatch) + Send + Sync + 'static) -> FlowSink {
+        FlowSink(Arc::new(f))
+    }
+
+    /// Hands a batch over.
+    pub fn send(&self, b: FlowBatch) {
+        (self.0)(b)
+    }
+}
+
+impl std::fmt::Debug for FlowSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlowSink")
+    }
+}
+
+/// What an IPFIX file holds so far (for its metadata).
+#[derive(Debug, Clone, Copy, Default)]
+struct FileStats {
+    /// Flow records written.
+    records: u64,
+    /// Packets of those records (both directions).
+    packets: u64,
+    /// Earliest flow start (ns), 0 before the first record.
+    first_ns: u64,
+    /// Latest flow end (ns).
+    last_ns: u64,
+}
+
+/// One IPFIX output of a session.
+pub(crate) struct FlowOutput {
+    /// Live flows.
+    table: FlowTable,
+    /// Where records go.
+    exporter: Exporter,
+    /// Observation domain (also in stream rows).
+    domain: u32,
+    /// The IPFIX file, for file targets (closed and handed off at stop).
+    file: Option<PathBuf>,
+    /// Contents of the file so far.
+    stats: FileStats,
+}
+
+/// A path beside `p` that does not exist yet: `p` itself, else
+/// `stem.N.ext` with the smallest free N, so a restarted session never
+/// truncates the IPFIX file of its previous run.
+pub fn free_path(p: &Path) -> PathBuf {
+    if !p.exists() {
+        return p.to_path_buf();
+    }
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = p.extension().map(|e| e.to_string_lossy().into_owned());
+    (1u32..)
+        .map(|n| {
+            let name = match &ext {
+                Some(e) => format!("{stem}.{n}.{e}"),
+                None => format!("{stem}.{n}"),
+            };
+            p.with_file_name(name)
+        })
+        .find(|c| !c.exists())
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+impl FlowOutput {
+    /// Opens the exporter; a file target is placed in `dir` (the session directory).
+    pub fn open(
+        target: &IpfixTarget,
+        fc: FlowConfig,
+        resolution: TimeResolution,
+        domain: u32,
+        dir: &Path,
+    ) -> Result<FlowOutput, ExportError> {
+        let (target, file) = match target {
+            IpfixTarget::File { path } => {
+                let p = free_path(&dir.join(path));
+                (IpfixTarget::File { path: p.clone() }, Some(p))
+            }
+            t => (t.clone(), None),
+        };
+        Ok(FlowOutput {
+            table: FlowTable::new(fc),
+            exporter: Exporter::open(&target, domain, resolution, fc.biflow)?,
+            domain,
+            file,
+            stats: FileStats::default(),
+        })
+    }
+
+    /// Meters one packet; exports the flows that expired. Returns how many
+    /// records the exporter took.
+    pub fn observe(
+        &mut self,
+        ts_ns: u64,
+        p: &Parsed,
+        frame: &[u8],
+        wire_len: u32,
+        out: &Emit<'_>,
+    ) -> Result<u64, ExportError> {
+        let expired = self.table.observe(ts_ns, p, frame, wire_len);
+        self.emit(ts_ns, expired, out)
+    }
+
+    /// Exports flows idle or active for too long at `now_ns`.
+    pub fn expire(&mut self, now_ns: u64, out: &Emit<'_>) -> Result<u64, ExportError> {
+        let expired = self.table.expire(now_ns);
+        self.emit(now_ns, expired, out)
+    }
+
+    /// Exports every flow (end of capture) and flushes.
+    pub fn flush_all(&mut self, now_ns: u64, out: &Emit<'_>) -> Result<u64, ExportError> {
+        let all = self.table.flush();
+        let n = self.emit(now_ns, all, out)?;
+        self.exporter.flush()?;
+        Ok(n)
+    }
+
+    /// Flushes buffered TCP/file output.
+    pub fn flush(&mut self) -> Result<(), ExportError> {
+        self.exporter.flush()
+    }
+
+    fn emit(
+        &mut self,
+        now_ns: u64,
+        recs: Vec<FlowRecord>,
+        out: &Emit<'_>,
+    ) -> Result<u64, ExportError> {
+        if recs.is_empty() {
+            // Templates are still due at the first export call.
+            self.exporter.export(now_ns, &[])?;
+            return Ok(0);
+        }
+        let r = self.exporter.export(now_ns, &recs);
+        if r.is_ok() && self.file.is_some() {
+            let s = &mut self.stats;
+            for f in &recs {
+                s.records += 1;
+                s.packets += f.packets + f.rev_packets;
+                s.first_ns = if s.first_ns == 0 {
+                    f.start_ns
+                } else {
+                    s.first_ns.min(f.start_ns)
+                };
+                s.last_ns = s.last_ns.max(f.end_ns);
+            }
+        }
+        let n = recs.len() as u64;
+        if let Some(sink) = out.sink {
+            // The stream carries every metered record, whatever the IPFIX target did.
+            sink.send(FlowBatch {
+                session: out.session.to_string(),
+                domain: self.domain,
+                records: recs,
+            });
+        }
+        r.map(|()| n)
+    }
+
+    /// Closes the IPFIX file (after [`FlowOutput::flush_all`]): synced,
+    /// described as a [`ClosedFile`] whose `packets` are the packets its
+    /// records count. `None` for network targets.
+    pub fn close_file(&mut self) -> Result<Option<(ClosedFile, u64)>, ExportError> {
+        let Some(path) = self.file.clone() else {
+            return Ok(None);
+        };
+        self.exporter.sync()?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let s = self.stats;
+        Ok(Some((
+            ClosedFile {
+                path,
+                seq: 0,
+                bytes,
+                packets: s.packets,
+                first_ns: s.first_ns,
+                last_ns: s.last_ns,
+            },
+            s.records,
+        )))
+    }
+}
+
+/// Where emitted records go besides the exporter.
+pub(crate) struct Emit<'a> {
+    /// Session name for the batch.
+    pub session: &'a str,
+    /// The sink, if the node wants the records.
+    pub sink: Option<&'a FlowSink>,
+}
