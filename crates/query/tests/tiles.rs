@@ -210,3 +210,33 @@ fn postgresql_tiles_answer_like_the_exact_query() {
     });
     same_as_exact(&srv, &domain, 10);
 }
+
+#[test]
+fn commits_fold_new_rows_into_the_tiles_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db =
+        store::SqliteStore::open(dir.path(), "bg", store::SqliteOptions::default()).unwrap();
+    let (t, senders) = fill_rand(&mut db);
+    let feed = std::sync::Arc::new(Feed(tokio::sync::watch::channel(0).0));
+    let state = sqlite_state(dir.path()).with_feed(feed.clone());
+    let srv = Server::start(state.clone());
+    let (s, _) = srv.get("/api/v1/domains/bg/streams/m_rand/rows?points=100&fields=v");
+    assert_eq!(s, 200);
+    let rows = |st: &query::QueryState| state_rows(st);
+    assert_eq!(rows(&state), (ROWS - 1) as u64 * 3);
+    spike(&mut db, t, senders[0]);
+    feed.0.send_modify(|n| *n += 1);
+    let t0 = std::time::Instant::now();
+    while rows(&state) < (ROWS - 1) as u64 * 3 + 300 {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "the tiles never caught up without a request"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Rows folded into the one tile set of `state`.
+fn state_rows(state: &query::QueryState) -> u64 {
+    state.tiles.as_ref().unwrap().stats()[0].3
+}
