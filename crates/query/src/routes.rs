@@ -145,6 +145,8 @@ pub async fn stream(
         ("limit" = Option<u64>, Query, description = "rows per page (JSON default 10000)"),
         ("after" = Option<String>, Query, description = "the previous page's next cursor"),
         ("points" = Option<u32>, Query, description = "M4 downsampling to about N points per series"),
+        ("tiles" = Option<bool>, Query, description = "with points: from the pre-aggregated tiles (true, default) or from the rows (false); same answer"),
+        ("clock" = Option<String>, Query, description = "raw (default) or corrected: oml_ts_client minus the sender's estimated clock offset"),
         ("format" = Option<String>, Query, description = "json, csv, jsonl, arrow, parquet"),
         ("int64" = Option<String>, Query, description = "number (default) or string"),
         ("timestamps" = Option<String>, Query, description = "raw (JSON default) or iso")),
@@ -179,7 +181,8 @@ pub async fn rows(
 /// New rows as Server-Sent Events.
 #[utoipa::path(get, path = "/api/v1/domains/{domain}/streams/{stream}/tail",
     params(("domain" = String, Path), ("stream" = String, Path),
-        ("after" = Option<String>, Query, description = "resume after this id (or Last-Event-ID)")),
+        ("after" = Option<String>, Query, description = "resume after this id (or Last-Event-ID)"),
+        ("clock" = Option<String>, Query, description = "raw (default) or corrected client timestamps")),
     responses((status = 200, description = "text/event-stream of `row` events; final `lagged` or `error`")))]
 pub async fn tail(
     State(st): State<QueryState>,
