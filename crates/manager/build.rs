@@ -14,15 +14,28 @@ use std::process::Command;
 use std::time::SystemTime;
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
     let web = manifest.join("web");
     let dist = web.join("dist");
-    for p in ["src", "dist", "build.mjs", "package.json", "package-lock.json", "tsconfig.json"] {
+    for p in [
+        "src",
+        "dist",
+        "build.mjs",
+        "package.json",
+        "package-lock.json",
+        "tsconfig.json",
+    ] {
         println!("cargo:rerun-if-changed={}", web.join(p).display());
     }
 
     let index = dist.join("index.html");
-    let have_toolchain = web.join("node_modules").join(".bin").join("esbuild").exists();
+    let have_toolchain = web
+        .join("node_modules")
+        .join(".bin")
+        .join("esbuild")
+        .exists();
     let stale = match (newest(&web.join("src")), modified(&index)) {
         (Some(src), Some(built)) => src > built,
         _ => false,
@@ -44,7 +57,10 @@ fn main() {
         }
     }
     if !index.exists() {
-        panic!("web/dist/index.html is still missing after `npm run build` in {}", web.display());
+        panic!(
+            "web/dist/index.html is still missing after `npm run build` in {}",
+            web.display()
+        );
     }
 
     let mut files = Vec::new();
@@ -56,7 +72,10 @@ fn main() {
     );
     for file in &files {
         let rel = file.strip_prefix(&dist).expect("collected under dist");
-        let url: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let url: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
         let url = format!("/{}", url.join("/"));
         writeln!(
             table,
@@ -78,14 +97,23 @@ fn build_front_end(web: &Path) {
         .args(["run", "build"])
         .current_dir(web)
         .status()
-        .unwrap_or_else(|e| panic!("cannot run `npm run build` in {}: {e} (is npm installed? run scripts/setup.sh)", web.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run `npm run build` in {}: {e} (is npm installed? run scripts/setup.sh)",
+                web.display()
+            )
+        });
     if !status.success() {
-        panic!("`npm run build` failed in {} ({status}); its errors are above", web.display());
+        panic!(
+            "`npm run build` failed in {} ({status}); its errors are above",
+            web.display()
+        );
     }
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
     for entry in entries {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {
@@ -105,7 +133,11 @@ fn newest(dir: &Path) -> Option<SystemTime> {
     let mut best = modified(dir);
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
-        let t = if path.is_dir() { newest(&path) } else { modified(&path) };
+        let t = if path.is_dir() {
+            newest(&path)
+        } else {
+            modified(&path)
+        };
         best = best.max(t);
     }
     best

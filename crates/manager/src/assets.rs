@@ -60,13 +60,21 @@ fn serve(path: &str) -> Response {
         };
     }
     let Some((ct, body)) = find("/index.html") else {
-        return (StatusCode::INTERNAL_SERVER_ERROR, "front end not embedded\n").into_response();
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "front end not embedded\n",
+        )
+            .into_response();
     };
     let mut resp = file(ct, body, "no-cache");
-    resp.headers_mut()
-        .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    resp.headers_mut()
-        .insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    resp.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    resp.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
     resp
 }
 
@@ -95,7 +103,7 @@ fn not_found_json(path: &str) -> Response {
 mod tests {
     use super::*;
 
-    fn header<'a>(r: &'a Response, name: header::HeaderName) -> &'a str {
+    fn header(r: &Response, name: header::HeaderName) -> &str {
         r.headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
