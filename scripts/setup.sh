@@ -8,6 +8,7 @@
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian packages needed now (build, codec, CLI) and soon (eBPF inline
 # measurement, collection server backends, network tests, passive capture).
@@ -22,6 +23,9 @@ APT_PACKAGES=(
     # collector in tests), netsniff-ng (trafgen, capture benchmark),
     # tcpdump (benchmark baseline), openssh-server (sftp archive tests)
     libpcap-dev nfdump netsniff-ng tcpdump openssh-server openssh-client
+    # manager browser tests: Debian's headless chromium, driven by
+    # playwright-core (node and npm: see setup_web)
+    chromium fonts-dejavu-core
 )
 
 STEP="start"
@@ -157,10 +161,40 @@ setup_python() {
     log "python packages ok (installed)"
 }
 
+# The manager's front end (crates/manager/web): its npm packages, exactly as
+# locked in package-lock.json (`npm ci`, again only when the lock file
+# changed), then the build into web/dist, which crates/manager/build.rs
+# embeds in the binary (rebuilt only when web/src is newer than web/dist).
+setup_web() {
+    STEP="manager web front end"
+    local web="$ROOT/crates/manager/web"
+    [ -f "$web/package-lock.json" ] || die "$web/package-lock.json not found"
+    # The machine image brings node 20 with its npm; Debian's packages only
+    # where there is none (installing Debian's npm beside another node's
+    # would conflict with it).
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        log "installing nodejs and npm (Debian)"
+        "${SUDO[@]}" apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends nodejs npm </dev/null \
+            || die "apt-get install nodejs npm failed"
+    fi
+    command -v npm >/dev/null 2>&1 || die "npm not found"
+    local stamp="$web/node_modules/.package-lock.json"
+    if [ ! -x "$web/node_modules/.bin/esbuild" ] || [ ! -f "$stamp" ] || [ "$web/package-lock.json" -nt "$stamp" ]; then
+        log "npm ci in crates/manager/web"
+        (cd "$web" && npm ci --no-audit --no-fund </dev/null) || die "npm ci failed in $web"
+    fi
+    if [ ! -f "$web/dist/index.html" ] || [ -n "$(find "$web/src" "$web/build.mjs" -newer "$web/dist/index.html" -print -quit)" ]; then
+        log "building the front end (npm run build)"
+        (cd "$web" && npm run build </dev/null) || die "npm run build failed in $web"
+    fi
+    log "manager web front end ok ($(cd "$web" && ls dist/assets | tr '\n' ' '))"
+}
+
 main() {
     setup_apt
     setup_rust
     setup_python
+    setup_web
     STEP="done"
     log "all done"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything, then run streamgauge's whole test suite:
 #   formatting, clippy, unit/integration/doc tests, release build,
-#   the Python package and its pytest suite,
+#   the Python package and its pytest suite, the manager's browser tests,
 #   bench compilation (if any benches), fuzz build + short fuzz smoke runs
 #   (if fuzz/ exists).
 #
@@ -129,6 +129,13 @@ python_install() {
 step "pip install ./python" python_install
 step "pytest python/tests" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
     python3 -m pytest -q "$ROOT/python/tests"
+
+# The manager's web front end in headless Chromium (crates/manager/web/test,
+# node's test runner with playwright-core), against the release binary's
+# real manager, collection server and capture daemon (on a veth pair in a
+# namespace the tests create and delete).
+step "browser tests (manager web)" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
+    npm --prefix "$ROOT/crates/manager/web" test
 
 if has_benches; then
     step "cargo bench --no-run" cargo bench --workspace --no-run
