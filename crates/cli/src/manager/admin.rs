@@ -1,0 +1,123 @@
+//! Offline administration: the database is opened directly (the manager
+//! may be running: SQLite's WAL lets both write).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use manager::db::users::{self, Role};
+use manager::db::Db;
+use manager::reservation::{self, FileReservation, ReservationSource};
+
+pub const RESERVATION_ABOUT: &str = "\
+Map a testbed reservation to a manager experiment, directly in the
+database (no running manager needed). The description (TOML, or JSON when
+the file name ends in .json) names the slice, its users (the owner and
+members; unknown users are created without a usable password: an admin sets
+one), its nodes with their measurement devices (created, or updated to the
+given address, matched by name), its links (recorded in the experiment's
+description) and optionally the collector device. Importing twice changes
+nothing the second time. See docs/manager.md, Reservations.
+
+    slice = \"wifi-handover\"
+    owner = \"alice\"
+    collector = \"coll\"
+    users = [{ name = \"alice\" }, { name = \"bob\" }]
+    [[nodes]]
+    name = \"east\"
+    site = \"lab-east\"
+    devices = [{ name = \"tap-east\", kind = \"capture\", hostname = \"10.0.0.1\", port = 7300, credential_ref = \"tap-east\" }]
+    [[links]]
+    name = \"l1\"
+    endpoints = [\"east\", \"core\"]";
+
+/// `streamgauge manager user`.
+#[derive(Debug, Args)]
+pub struct UserArgs {
+    #[command(subcommand)]
+    pub command: UserCommand,
+}
+
+/// User subcommands.
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user, or set an existing user's password and role.
+    Add {
+        /// User name.
+        username: String,
+        /// The manager's data directory.
+        #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
+        data_dir: PathBuf,
+        /// Role: user or admin.
+        #[arg(long, default_value = "user", value_parser = ["user", "admin"])]
+        role: String,
+        /// File whose first line is the password (else STREAMGAUGE_PASSWORD).
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
+    },
+}
+
+/// `streamgauge manager import-reservation`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Reservation description (TOML, or JSON by its .json extension).
+    pub file: PathBuf,
+    /// The manager's data directory.
+    #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
+    pub data_dir: PathBuf,
+}
+
+fn open(dir: &Path) -> Result<Db> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(Db::open(&dir.join("manager.db"))?)
+}
+
+/// Runs a user subcommand.
+pub fn user(args: &UserArgs) -> Result<bool> {
+    let UserCommand::Add {
+        username,
+        data_dir,
+        role,
+        password_file,
+    } = &args.command;
+    let password = match password_file {
+        Some(f) => std::fs::read_to_string(f)
+            .with_context(|| format!("reading {}", f.display()))?
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_owned(),
+        None => match std::env::var("STREAMGAUGE_PASSWORD") {
+            Ok(p) if !p.is_empty() => p,
+            _ => bail!("give --password-file FILE or set STREAMGAUGE_PASSWORD"),
+        },
+    };
+    let hash = manager::auth::passwords::hash(&password)?;
+    let role = if role == "admin" {
+        Role::Admin
+    } else {
+        Role::User
+    };
+    let db = open(data_dir)?;
+    let existing = db.with(|c| users::by_name(c, username))?;
+    let id = match existing {
+        Some(u) => {
+            db.with(|c| users::set_password(c, u.id, &hash))?;
+            db.with(|c| users::set_role(c, u.id, role))?;
+            u.id
+        }
+        None => db.with(|c| users::create(c, username, &hash, role))?.id,
+    };
+    manager::audit::record(&db, "cli", "user.create", &format!("user/{id}"), username);
+    println!("user {username} (id {id}, role {})", role.as_str());
+    Ok(true)
+}
+
+/// Imports a reservation file.
+pub fn import(args: &ImportArgs) -> Result<bool> {
+    let r = FileReservation::new(&args.file).reservation()?;
+    let db = open(&args.data_dir)?;
+    let report = reservation::import(&db, &r, "cli")?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(true)
+}

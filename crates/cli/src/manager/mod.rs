@@ -1,0 +1,147 @@
+//! `streamgauge manager`: the management plane (REST API and web front
+//! end), and offline administration of its database (`user add`,
+//! `import-reservation`).
+
+mod admin;
+mod serve;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+
+pub const LONG_ABOUT: &str = "\
+The management plane: one process serving the REST API (spec/manager-api.md,
+OpenAPI at /api/v1/openapi.json) and the web front end, for experiments,
+capture configurations, runs on capture daemons, live plots of any
+measurement stream, devices, users and API tokens.
+
+State lives in SQLite (<data-dir>/manager.db, migrated on start). On first
+start with an empty database the user 'admin' is created with the password
+from --admin-password-file, else from STREAMGAUGE_ADMIN_PASSWORD, else a
+generated one printed once on standard error.
+
+Devices (capture daemons, in-line agents, collection servers) are reached
+over their HTTP APIs with bearer tokens from --credentials FILE (lines
+'<name> <token>'; a device names its line in credential_ref). Secrets are
+never stored in the database, shown by the API or logged.
+
+Security: argon2id password hashes; session cookie sg_session (HttpOnly,
+SameSite=Strict) expiring after --session-ttl; every state-changing request
+made with the cookie carries X-CSRF-Token; 5 failed logins per user name or
+address within 5 minutes lock logins for the rest of the window; per-
+experiment authorisation; audit log of every change. Serve it on loopback
+or behind a TLS-terminating reverse proxy: TLS is not built in yet.
+
+The monitor polls every device every --monitor-interval, stores snapshots,
+marks devices up/down and raises alerts (down, dropping); with
+--monitor-collect it also sends them as the stream manager_monitor.
+
+SIGTERM or SIGINT: stop accepting, finish requests in flight, stop the
+monitor and flush its stream.
+
+Quick start (three commands):
+    streamgauge server --http 127.0.0.1:3004 &
+    streamgauge capture --config capture.toml &
+    streamgauge manager --data-dir /var/lib/streamgauge/manager
+
+Exit codes: 0 success; 2 configuration, usage or I/O error.";
+
+/// Arguments of `streamgauge manager`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ManagerArgs {
+    /// Address of the API and the web front end.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8090")]
+    pub listen: SocketAddr,
+    /// Directory of the manager's database (manager.db), created if missing.
+    #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
+    pub data_dir: Option<PathBuf>,
+    /// Device credentials: lines '<name> <bearer-token>' that devices reference by name.
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// First start only: the password of the 'admin' user (first line of FILE). Overrides STREAMGAUGE_ADMIN_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    pub admin_password_file: Option<PathBuf>,
+    /// Time between two polls of every device: seconds, or with a unit (500ms, 15s, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub monitor_interval: Duration,
+    /// Collection server (HOST:PORT) receiving monitoring snapshots as the stream manager_monitor.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub monitor_collect: Option<String>,
+    /// Domain of the manager_monitor stream.
+    #[arg(long, value_name = "DOMAIN", default_value = "streamgauge_manager")]
+    pub monitor_domain: String,
+    /// Lifetime of a browser session: seconds, or with a unit (30m, 12h).
+    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = parse_duration)]
+    pub session_ttl: Duration,
+    /// Log level: error, warn, info, debug.
+    #[arg(long, value_name = "LEVEL", default_value = "info")]
+    pub log_level: tracing::Level,
+    /// Offline administration of the database.
+    #[command(subcommand)]
+    pub command: Option<ManagerCommand>,
+}
+
+/// Subcommands of `streamgauge manager`.
+#[derive(Debug, Subcommand)]
+pub enum ManagerCommand {
+    /// Manage users directly in the database (e.g. before the first login).
+    User(admin::UserArgs),
+    /// Map a testbed reservation (TOML or JSON slice description) to an experiment with members and devices.
+    #[command(long_about = admin::RESERVATION_ABOUT)]
+    ImportReservation(admin::ImportArgs),
+}
+
+/// Runs the chosen mode.
+pub fn run(args: &ManagerArgs) -> Result<bool> {
+    match &args.command {
+        Some(ManagerCommand::User(u)) => admin::user(u),
+        Some(ManagerCommand::ImportReservation(i)) => admin::import(i),
+        None => {
+            let Some(dir) = &args.data_dir else {
+                bail!("give --data-dir DIR (where the manager keeps manager.db)");
+            };
+            serve::run(args, dir)
+        }
+    }
+}
+
+/// `15`, `15s`, `500ms`, `2m`, `12h` → a duration.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 15s, 500ms, 2m, 12h)"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use ms, s, m, h, d)")),
+    };
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{s:?}: must be positive"));
+    }
+    Ok(Duration::from_secs_f64(n * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("15").unwrap(), Duration::from_secs(15));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("12h").unwrap(), Duration::from_secs(43_200));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}

@@ -1,0 +1,156 @@
+//! Bodies relayed as they come, never buffered whole: file downloads from
+//! capture daemons, and the live-data proxy to the experiment's
+//! collection server (rows, CSV/Parquet exports, SSE tails with
+//! `Last-Event-ID`).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::Response;
+use httpkit::{ApiError, ApiResult};
+
+use super::{access, not_found, P};
+use crate::app::App;
+use crate::auth::caller::Me;
+use crate::db::devices::{self, Device};
+use crate::db::experiments::Experiment;
+use crate::devices::{capture, collector};
+
+fn unreachable(what: &str, e: reqwest::Error) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        "device_unreachable",
+        format!("{what} did not answer: {e}"),
+    )
+}
+
+/// Relays an upstream answer: status, the headers that describe the
+/// body, and the body as a stream.
+fn relay(resp: reqwest::Response) -> Response {
+    let status = StatusCode::from_u16(resp.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut out = Response::builder().status(status);
+    for h in [
+        header::CONTENT_TYPE,
+        header::CONTENT_DISPOSITION,
+        header::CONTENT_LENGTH,
+        header::CACHE_CONTROL,
+    ] {
+        if let Some(v) = resp.headers().get(h.as_str()) {
+            if let Ok(v) = HeaderValue::from_bytes(v.as_bytes()) {
+                out = out.header(h, v);
+            }
+        }
+    }
+    // SSE through proxies: no buffering on the way out either.
+    out = out.header("x-accel-buffering", "no");
+    out.body(Body::from_stream(resp.bytes_stream()))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// One file of a run, streamed from the device.
+#[utoipa::path(get, path = "/api/v1/runs/{id}/files/{device}/{name}", responses((status = 200, content_type = "application/octet-stream")))]
+pub async fn download(
+    State(app): State<Arc<App>>,
+    me: Me,
+    P((id, device, name)): P<(i64, i64, String)>,
+) -> ApiResult<Response> {
+    let (run, _) = access::run(&app, &me, id)?;
+    let rd = run
+        .devices
+        .iter()
+        .find(|d| d.device == device && d.created_on_device)
+        .ok_or_else(|| not_found("device in run", device))?;
+    if !capture::plain_name(&name) {
+        return Err(ApiError::not_found(
+            "unknown_file",
+            format!("no file {name:?}"),
+        ));
+    }
+    let d = app
+        .db
+        .with(|c| devices::get(c, device))?
+        .ok_or_else(|| not_found("device", device))?;
+    let url = capture::file_url(&d, &rd.session, &name);
+    let req = app.http.get(&url);
+    let req = match app.credentials.token(d.credential_ref.as_deref()) {
+        Some(t) => req.bearer_auth(t),
+        None => req,
+    };
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| unreachable(&format!("device {}", d.name), e))?;
+    Ok(relay(resp))
+}
+
+fn collector_of(app: &App, e: &Experiment) -> ApiResult<Device> {
+    let id = e.collector.ok_or_else(|| {
+        ApiError::not_found(
+            "no_collector",
+            format!(
+                "experiment {} has no collector: set one (PUT /api/v1/experiments/{})",
+                e.name, e.id
+            ),
+        )
+    })?;
+    app.db
+        .with(|c| devices::get(c, id))?
+        .ok_or_else(|| not_found("collector device", id))
+}
+
+/// The experiment's measurement streams on its collector.
+#[utoipa::path(get, path = "/api/v1/experiments/{id}/streams", responses((status = 200, description = "the collector's stream descriptions")))]
+pub async fn streams(State(app): State<Arc<App>>, me: Me, P(id): P<i64>) -> ApiResult<Response> {
+    let e = access::experiment(&app, &me, id)?;
+    let d = collector_of(&app, &e)?;
+    let url = collector::query_url(&d, &e.domain, "streams", None);
+    let resp = collector::get(&app, &d, &url)
+        .send()
+        .await
+        .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        // No data yet: the domain appears with its first stream.
+        return Ok(Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("[]\n"))
+            .unwrap_or_default());
+    }
+    Ok(relay(resp))
+}
+
+/// The collector's query API for the experiment's domain.
+#[utoipa::path(get, path = "/api/v1/experiments/{id}/query/{rest}",
+    responses((status = 200, description = "relayed from GET /api/v1/domains/{domain}/{rest} of the collector (JSON, CSV, Parquet, SSE)")))]
+pub async fn query(
+    State(app): State<Arc<App>>,
+    me: Me,
+    P((id, rest)): P<(i64, String)>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let e = access::experiment(&app, &me, id)?;
+    if rest.split('/').any(|s| s == ".." || s == ".") || rest.contains(['\\', '?', '#']) {
+        return Err(ApiError::bad_request(
+            "bad_path",
+            "the path may not contain '.', '..' or '\\' segments",
+        ));
+    }
+    let d = collector_of(&app, &e)?;
+    let url = collector::query_url(&d, &e.domain, &rest, uri.query());
+    let mut req = collector::get(&app, &d, &url);
+    for h in [
+        header::ACCEPT,
+        header::HeaderName::from_static("last-event-id"),
+    ] {
+        if let Some(v) = headers.get(&h) {
+            req = req.header(h.as_str(), v.as_bytes());
+        }
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
+    Ok(relay(resp))
+}

@@ -1,0 +1,168 @@
+//! Experiments and their members.
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An experiment as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Experiment {
+    /// Database id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// The domain its data carry (capture experiment, OMSP domain).
+    pub domain: String,
+    /// Owner's user name.
+    pub owner: String,
+    /// Owner's user id (authorisation; not shown).
+    #[serde(skip)]
+    pub owner_id: i64,
+    /// Members' user names.
+    pub members: Vec<String>,
+    /// The collection server (device id) holding its streams.
+    pub collector: Option<i64>,
+    /// Free text.
+    pub description: String,
+    /// Incremented by every edit.
+    pub version: i64,
+}
+
+/// The domain derived from a name: characters outside `[A-Za-z0-9_]`
+/// become `_`.
+pub fn default_domain(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+const COLS: &str =
+    "e.id, e.name, e.domain, u.username, e.owner, e.collector, e.description, e.version";
+
+fn experiment(r: &Row<'_>) -> rusqlite::Result<Experiment> {
+    Ok(Experiment {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        domain: r.get(2)?,
+        owner: r.get(3)?,
+        owner_id: r.get(4)?,
+        members: Vec::new(),
+        collector: r.get(5)?,
+        description: r.get(6)?,
+        version: r.get(7)?,
+    })
+}
+
+fn with_members(c: &Connection, mut e: Experiment) -> rusqlite::Result<Experiment> {
+    let mut s = c.prepare(
+        "SELECT u.username FROM experiment_members m JOIN users u ON u.id = m.user_id
+         WHERE m.experiment = ?1 ORDER BY u.username",
+    )?;
+    e.members = s
+        .query_map([e.id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(e)
+}
+
+/// One experiment (whoever may see it).
+pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Experiment>> {
+    let e = c
+        .query_row(
+            &format!(
+                "SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner WHERE e.id = ?1"
+            ),
+            [id],
+            experiment,
+        )
+        .optional()?;
+    e.map(|e| with_members(c, e)).transpose()
+}
+
+/// The experiments `user` owns or belongs to (`None`: all, for admins).
+pub fn list(c: &Connection, user: Option<i64>) -> rusqlite::Result<Vec<Experiment>> {
+    let mut s = c.prepare(&format!(
+        "SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner
+         WHERE ?1 IS NULL OR e.owner = ?1
+            OR EXISTS (SELECT 1 FROM experiment_members m WHERE m.experiment = e.id AND m.user_id = ?1)
+         ORDER BY e.name"
+    ))?;
+    let found: Vec<Experiment> = s
+        .query_map([user], experiment)?
+        .collect::<rusqlite::Result<_>>()?;
+    found.into_iter().map(|e| with_members(c, e)).collect()
+}
+
+/// Whether `user` belongs to experiment `id` (as owner or member).
+pub fn is_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<bool> {
+    c.query_row(
+        "SELECT EXISTS (SELECT 1 FROM experiments WHERE id = ?1 AND owner = ?2)
+             OR EXISTS (SELECT 1 FROM experiment_members WHERE experiment = ?1 AND user_id = ?2)",
+        [id, user],
+        |r| r.get(0),
+    )
+}
+
+/// Creates an experiment owned by `owner`.
+pub fn create(
+    c: &Connection,
+    name: &str,
+    domain: &str,
+    owner: i64,
+    collector: Option<i64>,
+    description: &str,
+) -> rusqlite::Result<i64> {
+    c.execute(
+        "INSERT INTO experiments (name, domain, owner, collector, description) VALUES (?1, ?2, ?3, ?4, ?5)",
+        (name, domain, owner, collector, description),
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
+/// Edits name, domain, collector and description if the stored version
+/// is `version`.
+pub fn update(c: &Connection, id: i64, version: i64, e: &Experiment) -> rusqlite::Result<bool> {
+    let n = c.execute(
+        "UPDATE experiments SET name = ?3, domain = ?4, collector = ?5, description = ?6,
+             version = version + 1 WHERE id = ?1 AND version = ?2",
+        (id, version, &e.name, &e.domain, e.collector, &e.description),
+    )?;
+    Ok(n == 1)
+}
+
+/// Deletes an experiment with its configurations and runs.
+pub fn delete(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+    c.execute("DELETE FROM runs WHERE experiment = ?1", [id])?;
+    c.execute("DELETE FROM configs WHERE experiment = ?1", [id])?;
+    c.execute("DELETE FROM experiments WHERE id = ?1", [id])
+}
+
+/// Adds a member (idempotent).
+pub fn add_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT OR IGNORE INTO experiment_members (experiment, user_id) VALUES (?1, ?2)",
+        [id, user],
+    )?;
+    Ok(())
+}
+
+/// Removes a member; returns whether they were one.
+pub fn remove_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<bool> {
+    Ok(c.execute(
+        "DELETE FROM experiment_members WHERE experiment = ?1 AND user_id = ?2",
+        [id, user],
+    )? == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn domains_are_safe_names() {
+        assert_eq!(super::default_domain("wifi-handover 2"), "wifi_handover_2");
+    }
+}

@@ -1,0 +1,181 @@
+//! Runs (a configuration applied to one or more devices), their
+//! per-device state and their event log.
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One device of a run.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RunDevice {
+    /// Device id.
+    pub device: i64,
+    /// The capture session's name on that device.
+    pub session: String,
+    /// `created`, `running`, `paused`, `stopped` or `failed`.
+    pub state: String,
+    /// Why it failed (or a note on its last transition).
+    pub reason: Option<String>,
+    /// Whether the session exists on the device (created there).
+    #[serde(skip)]
+    pub created_on_device: bool,
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Run {
+    /// Database id.
+    pub id: i64,
+    /// Its experiment.
+    pub experiment: i64,
+    /// The configuration it applies.
+    pub config: i64,
+    /// `created`, `running`, `paused`, `stopped`, `failed` or `partial`.
+    pub state: String,
+    /// Creation time, Unix seconds.
+    pub created_unix_s: i64,
+    /// Per-device state.
+    pub devices: Vec<RunDevice>,
+}
+
+/// One event of a run's log.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RunEvent {
+    /// When, Unix seconds (fractional).
+    pub time_unix_s: f64,
+    /// What happened.
+    pub message: String,
+}
+
+fn run(r: &Row<'_>) -> rusqlite::Result<Run> {
+    Ok(Run {
+        id: r.get(0)?,
+        experiment: r.get(1)?,
+        config: r.get(2)?,
+        state: r.get(3)?,
+        created_unix_s: r.get(4)?,
+        devices: Vec::new(),
+    })
+}
+
+fn with_devices(c: &Connection, mut run: Run) -> rusqlite::Result<Run> {
+    let mut s = c.prepare(
+        "SELECT device, session, state, reason, created_on_device FROM run_devices
+         WHERE run = ?1 ORDER BY device",
+    )?;
+    run.devices = s
+        .query_map([run.id], |r| {
+            Ok(RunDevice {
+                device: r.get(0)?,
+                session: r.get(1)?,
+                state: r.get(2)?,
+                reason: r.get(3)?,
+                created_on_device: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(run)
+}
+
+/// One run with its devices.
+pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {
+    let r = c
+        .query_row(
+            "SELECT id, experiment, config, state, created_unix_s FROM runs WHERE id = ?1",
+            [id],
+            run,
+        )
+        .optional()?;
+    r.map(|r| with_devices(c, r)).transpose()
+}
+
+/// An experiment's runs, newest first.
+pub fn list(c: &Connection, experiment: i64) -> rusqlite::Result<Vec<Run>> {
+    let mut s = c.prepare(
+        "SELECT id, experiment, config, state, created_unix_s FROM runs
+         WHERE experiment = ?1 ORDER BY id DESC",
+    )?;
+    let found: Vec<Run> = s
+        .query_map([experiment], run)?
+        .collect::<rusqlite::Result<_>>()?;
+    found.into_iter().map(|r| with_devices(c, r)).collect()
+}
+
+/// Every device of every run in `states` (the monitor's view of what
+/// should be running).
+pub fn active_sessions(c: &Connection) -> rusqlite::Result<Vec<(i64, i64, String)>> {
+    let mut s = c.prepare(
+        "SELECT run, device, session FROM run_devices WHERE state IN ('running', 'paused')",
+    )?;
+    let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    rows.collect()
+}
+
+/// Creates a run in state `created` with its devices; session names are
+/// derived from the run id, so they are written after the insert.
+pub fn create(
+    c: &Connection,
+    experiment: i64,
+    config: i64,
+    devices: &[i64],
+    session_name: impl Fn(i64) -> String,
+) -> rusqlite::Result<i64> {
+    c.execute(
+        "INSERT INTO runs (experiment, config, state, created_unix_s) VALUES (?1, ?2, 'created', ?3)",
+        (experiment, config, crate::now_s()),
+    )?;
+    let id = c.last_insert_rowid();
+    let name = session_name(id);
+    for d in devices {
+        c.execute(
+            "INSERT INTO run_devices (run, device, session, state) VALUES (?1, ?2, ?3, 'created')",
+            (id, d, &name),
+        )?;
+    }
+    Ok(id)
+}
+
+/// Records a device's state in a run.
+pub fn set_device(
+    c: &Connection,
+    run: i64,
+    device: i64,
+    state: &str,
+    reason: Option<&str>,
+    created_on_device: bool,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE run_devices SET state = ?3, reason = ?4, created_on_device = ?5
+         WHERE run = ?1 AND device = ?2",
+        (run, device, state, reason, created_on_device),
+    )?;
+    Ok(())
+}
+
+/// Records the run's overall state.
+pub fn set_state(c: &Connection, run: i64, state: &str) -> rusqlite::Result<()> {
+    c.execute("UPDATE runs SET state = ?2 WHERE id = ?1", (run, state))?;
+    Ok(())
+}
+
+/// Appends to the run's log.
+pub fn event(c: &Connection, run: i64, message: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT INTO run_events (run, time_unix_s, message) VALUES (?1, ?2, ?3)",
+        (run, crate::now_f64(), message),
+    )?;
+    Ok(())
+}
+
+/// The run's log, oldest first.
+pub fn events(c: &Connection, run: i64) -> rusqlite::Result<Vec<RunEvent>> {
+    let mut s =
+        c.prepare("SELECT time_unix_s, message FROM run_events WHERE run = ?1 ORDER BY id")?;
+    let rows = s.query_map([run], |r| {
+        Ok(RunEvent {
+            time_unix_s: r.get(0)?,
+            message: r.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
