@@ -289,14 +289,25 @@ async fn session(
             _ = shutdown.wait_for(|s| *s) => return Outcome::Shutdown,
         }
     };
-    let announced = base + offset;
+    let announced = base.saturating_add(offset);
     let (mut mode, mut pos) = match resume {
         Some(r) => {
-            let r_abs = base + r;
             let mut j = entry.lock();
             if j.epoch() != epoch {
                 return Outcome::Reconnect;
             }
+            // The offset comes from the network: it must name data this
+            // journal has sent (an upstream that holds more than we ever
+            // had kept state of another journal: start a fresh session).
+            let Some(r_abs) = base.checked_add(r).filter(|&a| a <= j.end()) else {
+                let start = j.start();
+                tracing::error!(journal = entry.id, session, resume = r, journal_end = j.end() - base,
+                    "upstream resumes beyond the data this journal has sent (it kept another journal's state?): continuing in a new upstream session");
+                if let Err(e) = j.new_epoch(start) {
+                    return Outcome::Lost(format!("journal: {e}"));
+                }
+                return Outcome::Reconnect;
+            };
             if r_abs < j.start() {
                 let lost = j.start() - r_abs;
                 let start = j.start();
@@ -415,7 +426,17 @@ fn handle(entry: &Entry, shared: &Shared, mode: &Mode, base: u64, m: Back) -> Op
     match m {
         Back::Line(Line::Ack(a)) => {
             if let Mode::Resumable = mode {
-                let r = entry.lock().ack(base + a);
+                let mut j = entry.lock();
+                // An acknowledgement of bytes never sent is a broken
+                // upstream: trusting it would free data not delivered.
+                let Some(abs) = base.checked_add(a).filter(|&x| x <= j.end()) else {
+                    return Some(Outcome::Lost(format!(
+                        "upstream acknowledged offset {a}, beyond the {} bytes sent in this session",
+                        j.end().saturating_sub(base)
+                    )));
+                };
+                let r = j.ack(abs);
+                drop(j);
                 match r {
                     Ok(freed) => {
                         if freed > 0 {
