@@ -98,6 +98,8 @@ pub struct Decoder {
     /// known to hold no LF, so that a line arriving in many small chunks is
     /// scanned once rather than once per chunk.
     no_lf_until: u64,
+    /// Text values read the lenient way the reference reads them.
+    lenient: crate::text::Leniency,
 }
 
 impl Default for Decoder {
@@ -127,7 +129,14 @@ impl Decoder {
             skipping_line: false,
             garbage: None,
             no_lf_until: 0,
+            lenient: crate::text::Leniency::default(),
         }
+    }
+
+    /// How many text values were read leniently, as the reference reads
+    /// them (booleans like `yes`, values cut at a NUL byte), so far.
+    pub fn lenient(&self) -> crate::text::Leniency {
+        self.lenient
     }
 
     /// Appends input bytes. Once decoding is over (after a fatal error, or
@@ -359,7 +368,7 @@ impl Decoder {
             if line.is_empty() {
                 continue;
             }
-            let res = decode_line(line, &mut self.table);
+            let res = decode_line(line, &mut self.table, &mut self.lenient);
             return Some(self.after_sample(res, off));
         }
     }

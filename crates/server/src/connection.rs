@@ -197,6 +197,11 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         End::Superseded => CloseReason::Closed,
         End::Error(_) => CloseReason::Error,
     };
+    let lenient = conn.decoder.lenient();
+    if lenient != omsp::text::Leniency::default() {
+        tracing::warn!(%client, domain, bools = lenient.bools, nul_cut = lenient.nul_cut,
+            "text values read leniently, as the reference reads them: booleans other than a prefix of true/false stored as true, values cut at a NUL byte");
+    }
     match end {
         End::Error(reason) => {
             tracing::warn!(%client, domain, rows = conn.rows, %reason, "client disconnected on error");

@@ -100,6 +100,29 @@ pub fn parse_bool(s: &[u8]) -> Option<bool> {
     }
 }
 
+/// Reads a boolean as liboml2 does (`strncasecmp(v, "false", strlen(v)) !=
+/// 0`): false for a case-insensitive prefix of `false`, including the empty
+/// field, true for anything else — so `yes`, `on` and `2` are true. We keep
+/// one correction: `0` is false. The second value says whether the strict
+/// reading ([`parse_bool`]) would have refused it (a lenient read).
+pub fn parse_bool_as_reference(s: &[u8]) -> (bool, bool) {
+    match parse_bool(s) {
+        Some(b) => (b, false),
+        None => (true, true),
+    }
+}
+
+/// Text values stock clients send that the strict reading refuses but the
+/// reference stores: counted, so the server can log them, never dropped.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Leniency {
+    /// Booleans read as the reference reads them (`yes`, `on`, `2` → true).
+    pub bools: u64,
+    /// Values cut at a NUL byte: the reference reads values as C strings,
+    /// and its own client sometimes sends `-41.56221\0` in text mode.
+    pub nul_cut: u64,
+}
+
 fn vector<T>(s: &[u8], elt: impl Fn(&[u8]) -> Option<T>) -> Result<Vec<T>, String> {
     let mut toks = s.split(|&b| b == b' ').filter(|t| !t.is_empty());
     let count = usize::from(
@@ -128,8 +151,23 @@ fn vector<T>(s: &[u8], elt: impl Fn(&[u8]) -> Option<T>) -> Result<Vec<T>, Strin
     Ok(out)
 }
 
-/// Parses one field of type `ty`.
+/// Parses one field of type `ty` (booleans leniently, as the reference).
 pub fn parse_value(s: &[u8], ty: OmlType) -> Result<Value, String> {
+    parse_counted(s, ty, &mut Leniency::default())
+}
+
+/// [`parse_value`], counting lenient reads into `lenient`.
+fn parse_counted(s: &[u8], ty: OmlType, lenient: &mut Leniency) -> Result<Value, String> {
+    // A NUL can never be part of a number, boolean or base64 value: cut
+    // there, as the reference does. Strings keep their NULs (our own
+    // encoder sends them raw and they round-trip exactly).
+    let s = match memchr::memchr(0, s).filter(|_| ty != OmlType::String) {
+        Some(nul) => {
+            lenient.nul_cut += 1;
+            &s[..nul]
+        }
+        None => s,
+    };
     let bad = || format!("cannot read {:?} as {ty}", String::from_utf8_lossy(s));
     Ok(match ty {
         OmlType::Int32 => Value::Int32(num(s).ok_or_else(bad)?),
@@ -138,7 +176,11 @@ pub fn parse_value(s: &[u8], ty: OmlType) -> Result<Value, String> {
         OmlType::UInt64 => Value::UInt64(num(s).ok_or_else(bad)?),
         OmlType::Guid => Value::Guid(digits(s).ok_or_else(bad)?),
         OmlType::Double => Value::Double(parse_double(s).ok_or_else(bad)?),
-        OmlType::Bool => Value::Bool(parse_bool(s).ok_or_else(bad)?),
+        OmlType::Bool => {
+            let (b, was_lenient) = parse_bool_as_reference(s);
+            lenient.bools += u64::from(was_lenient);
+            Value::Bool(b)
+        }
         OmlType::String => {
             let raw = unescape(s).map_err(|_| "string ends with a lone backslash".to_owned())?;
             Value::String(
@@ -156,12 +198,20 @@ pub fn parse_value(s: &[u8], ty: OmlType) -> Result<Value, String> {
         OmlType::VecUInt32 => Value::VecUInt32(vector(s, num)?),
         OmlType::VecInt64 => Value::VecInt64(vector(s, num)?),
         OmlType::VecUInt64 => Value::VecUInt64(vector(s, num)?),
-        OmlType::VecBool => Value::VecBool(vector(s, parse_bool)?),
+        OmlType::VecBool => {
+            let v = vector(s, |t| Some(parse_bool_as_reference(t)))?;
+            lenient.bools += v.iter().filter(|(_, l)| *l).count() as u64;
+            Value::VecBool(v.into_iter().map(|(b, _)| b).collect())
+        }
     })
 }
 
 /// Decodes one text line (without LF/CR).
-pub(crate) fn decode_line(line: &[u8], table: &mut SchemaTable) -> Result<Sample, ErrorKind> {
+pub(crate) fn decode_line(
+    line: &[u8],
+    table: &mut SchemaTable,
+    lenient: &mut Leniency,
+) -> Result<Sample, ErrorKind> {
     let mut fields = line.split(|&b| b == b'\t');
     let mut prefix = [&b""[..]; 3];
     for (i, p) in prefix.iter_mut().enumerate() {
@@ -184,7 +234,7 @@ pub(crate) fn decode_line(line: &[u8], table: &mut SchemaTable) -> Result<Sample
         let Some(f) = schema.fields.get(i) else {
             continue;
         };
-        match parse_value(raw, f.ty) {
+        match parse_counted(raw, f.ty, lenient) {
             Ok(v) => values.push(v),
             Err(reason) => {
                 return Err(ErrorKind::BadValue {
@@ -228,7 +278,57 @@ mod tests {
         }
         for bad in ["FALSEx", "yes", "no", "2", "truex"] {
             assert_eq!(parse_bool(bad.as_bytes()), None, "{bad}");
+            assert_eq!(
+                parse_bool_as_reference(bad.as_bytes()),
+                (true, true),
+                "{bad}"
+            );
         }
+        assert_eq!(parse_bool_as_reference(b"fa"), (false, false));
+        assert_eq!(parse_bool_as_reference(b"0"), (false, false));
+    }
+
+    /// What the reference stores for what stock clients send in text mode;
+    /// each of these rows was refused before (issue 13.5).
+    #[test]
+    fn lenient_values_are_read_and_counted() {
+        let mut n = Leniency::default();
+        assert_eq!(
+            parse_counted(b"yes", OmlType::Bool, &mut n),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            parse_counted(b"on", OmlType::Bool, &mut n),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            parse_counted(b"no", OmlType::Bool, &mut n),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            parse_counted(b"F", OmlType::Bool, &mut n),
+            Ok(Value::Bool(false))
+        );
+        assert_eq!(n.bools, 3);
+        assert_eq!(
+            parse_counted(b"-41.56221\0", OmlType::Double, &mut n),
+            Ok(Value::Double(-41.56221))
+        );
+        assert_eq!(
+            parse_counted(b"7\0\0x", OmlType::Int32, &mut n),
+            Ok(Value::Int32(7))
+        );
+        assert_eq!(
+            parse_counted(b"ab\0cd", OmlType::String, &mut n),
+            Ok(Value::String("ab\0cd".into())),
+            "strings keep their NULs"
+        );
+        assert_eq!(n.nul_cut, 2);
+        assert_eq!(
+            parse_counted(b"3 yes F 1", OmlType::VecBool, &mut n),
+            Ok(Value::VecBool(vec![true, false, true]))
+        );
+        assert_eq!(n.bools, 4);
     }
 
     #[test]

@@ -70,8 +70,9 @@ const fn el(
 
 /// The schema: every element, its attributes and its children. Synonyms:
 /// `experiment`/`exp_id` of `domain`; `source` of `mp`; `<mp name rename>`
-/// of `<stream mp name>`; `<f pname fname sname>` of `<filter field
-/// operation rename>`; `<fp>` of `<property>`.
+/// of `<stream mp name>`; `<f>` of `<filter>`, and on either of them
+/// `pname`/`fname`/`sname` of `field`/`operation`/`rename`; `<fp>` of
+/// `<property>`.
 pub const ELEMENTS: &[ElementDef] = &[
     el(
         "omlc",
@@ -96,14 +97,10 @@ pub const ELEMENTS: &[ElementDef] = &[
             &["filter", "f"],
         )
     },
-    el(
-        "filter",
-        &["field", "operation", "rename"],
-        &["property", "fp"],
-    ),
+    el("filter", FILTER_ATTRIBUTES, &["property", "fp"]),
     ElementDef {
         legacy_for: Some("filter"),
-        ..el("f", &["pname", "fname", "sname"], &["property", "fp"])
+        ..el("f", FILTER_ATTRIBUTES, &["property", "fp"])
     },
     ElementDef {
         text: true,
@@ -115,6 +112,11 @@ pub const ELEMENTS: &[ElementDef] = &[
         ..el("fp", &["name", "type"], &[])
     },
 ];
+
+/// Attributes of `<filter>` and `<f>`: liboml2 reads each of the three
+/// under either spelling on either element (its own example writes `<f
+/// pname fname rename>`), so both elements take all six.
+const FILTER_ATTRIBUTES: &[&str] = &["field", "pname", "operation", "fname", "rename", "sname"];
 
 /// Parses an XML configuration; `file` names it in error messages.
 pub fn parse(text: &str, file: &str) -> Result<FileConfig, ConfigError> {
@@ -317,18 +319,13 @@ impl Conv<'_> {
     }
 
     fn filter(&self, node: &Node) -> Result<FilterSpec, ConfigError> {
-        let [field, operation, rename] = if node.def.name == "f" {
-            ["pname", "fname", "sname"]
-        } else {
-            ["field", "operation", "rename"]
-        };
-        let field = self.name(node, self.required(node, &[field])?)?;
-        let optional = |attr: &'static str| match node.attr(attr) {
-            Some(v) => self.name(node, (attr, v)).map(Some),
+        let field = self.name(node, self.required(node, &["field", "pname"])?)?;
+        let optional = |names: &[&'static str]| match self.one_of(node, names)? {
+            Some(found) => self.name(node, found).map(Some),
             None => Ok(None),
         };
-        let operation = optional(operation)?;
-        let rename = optional(rename)?;
+        let operation = optional(&["operation", "fname"])?;
+        let rename = optional(&["rename", "sname"])?;
         let properties = node
             .children
             .iter()

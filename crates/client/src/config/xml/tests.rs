@@ -133,6 +133,30 @@ fn legacy_spellings() {
     assert_eq!(c.domain.as_deref(), Some("legacy2"));
 }
 
+/// liboml2 reads each filter attribute under both spellings on both
+/// elements; its shipped example (example/liboml2-conf/config.xml) writes
+/// `<f pname="phase" fname="avg" rename="t"/>`.
+#[test]
+fn filter_attribute_synonyms_on_either_element() {
+    for (el, f, o, r) in [
+        ("f", "pname", "fname", "rename"),
+        ("f", "field", "operation", "sname"),
+        ("filter", "pname", "fname", "sname"),
+        ("filter", "field", "fname", "rename"),
+    ] {
+        let c = ok(&format!(
+            r#"<omlc domain="d"><collect url="h"><stream mp="m" samples="1"><{el} {f}="phase" {o}="avg" {r}="t"/></stream></collect></omlc>"#
+        ));
+        let s = &streams(&c, 0)[0];
+        assert_eq!(s.filters[0].field, "phase", "<{el} {f} {o} {r}>");
+        assert_eq!(s.filters[0].operation.as_deref(), Some("avg"));
+        assert_eq!(s.filters[0].rename.as_deref(), Some("t"));
+    }
+    let e = err(r#"<omlc domain="d"><collect url="h"><stream mp="m" samples="1"><f pname="a" field="b"/></stream></collect></omlc>"#)
+        .to_string();
+    assert!(e.contains("pname") && e.contains("field"), "{e}");
+}
+
 #[test]
 fn extensions_and_properties() {
     let c = ok(r#"<omlc>
