@@ -16,6 +16,11 @@ use std::sync::Arc;
 
 type Sh = State<Arc<Shared>>;
 
+/// The request body of an action (`{}`), read to the end and ignored: a
+/// body left unread makes the server close the connection, which a client
+/// reusing it for its next request sees as a dropped connection.
+type Drained = axum::body::Bytes;
+
 /// The control API routes (wrap with `httpkit::HttpConfig::apply`).
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -144,6 +149,7 @@ async fn delete(
     caller: Caller,
     State(sh): Sh,
     Path(id): Path<String>,
+    _body: Drained,
 ) -> ApiResult<Json<StatusView>> {
     let r = find(&sh, &caller, &id)?;
     sh.delete(&id).await?;
@@ -171,6 +177,7 @@ async fn start(
     caller: Caller,
     State(sh): Sh,
     Path(id): Path<String>,
+    _body: Drained,
 ) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     let sh2 = Arc::clone(&sh);
@@ -187,6 +194,7 @@ async fn pause(
     caller: Caller,
     State(sh): Sh,
     Path(id): Path<String>,
+    _body: Drained,
 ) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     sh.pause(&id, true).await?;
@@ -199,6 +207,7 @@ async fn resume(
     caller: Caller,
     State(sh): Sh,
     Path(id): Path<String>,
+    _body: Drained,
 ) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     sh.pause(&id, false).await?;
@@ -211,6 +220,7 @@ async fn stop(
     caller: Caller,
     State(sh): Sh,
     Path(id): Path<String>,
+    _body: Drained,
 ) -> ApiResult<Json<StatusView>> {
     find(&sh, &caller, &id)?;
     sh.stop(&id).await?;
