@@ -46,8 +46,17 @@ starts:
 Sessions created with ?archive=lab (ctl create --archive lab) have every
 closed file and its metadata uploaded as <experiment>/<session>/<file>.
 
+With collect, counters go to the table capture_counters and the flow
+records of IPFIX outputs to capture_flow, in the session's experiment.
+
 SIGTERM or SIGINT stop every session: buffered records are written, files
 closed with valid trailers and their metadata, final counters sent.
+SIGHUP re-reads the token file (a file that does not parse is refused and
+the tokens in force stay). Sessions are saved in <data_dir>/.sessions/ and
+restored at the next start: those that were running or paused start again
+into new files, and after a crash (SIGKILL) the files left open are
+truncated to their last complete record and get their metadata; the
+archive queue resumes without uploading anything twice.
 Needs CAP_NET_RAW.
 
 Offline (--read FILE --session S.json ...): runs the sessions over a pcap
