@@ -1,6 +1,6 @@
 //! The connection header a destination receives.
 
-use omsp::metadata::{client_instrumentation_schema, schema0};
+use omsp::metadata::schema0;
 use omsp::{Content, Encoder, Header, Schema};
 
 use crate::spec::Encoding;
@@ -36,7 +36,7 @@ pub(crate) fn content(e: Encoding) -> Content {
 pub(crate) fn header_bytes(
     id: &Identity,
     encoding: Encoding,
-    instrumentation: bool,
+    instrumentation: Option<&Schema>,
     streams: &[&Schema],
 ) -> Vec<u8> {
     header_with_keys(id, encoding, instrumentation, streams, Vec::new())
@@ -47,15 +47,15 @@ pub(crate) fn header_bytes(
 pub(crate) fn header_with_keys(
     id: &Identity,
     encoding: Encoding,
-    instrumentation: bool,
+    instrumentation: Option<&Schema>,
     streams: &[&Schema],
     extra: Vec<(String, String)>,
 ) -> Vec<u8> {
     let content = content(encoding);
     let mut h = Header::new(&id.domain, &id.sender_id, &id.app, id.start_time, content);
     h.schemas.push(schema0());
-    if instrumentation {
-        h.schemas.push(client_instrumentation_schema(INSTR_INDEX));
+    if let Some(instr) = instrumentation {
+        h.schemas.push(instr.clone());
     }
     let mut user: Vec<&Schema> = streams.to_vec();
     user.sort_by_key(|s| s.index);
@@ -69,6 +69,7 @@ pub(crate) fn header_with_keys(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use omsp::metadata::client_instrumentation_schema;
 
     #[test]
     fn reference_order() {
@@ -79,7 +80,12 @@ mod tests {
             start_time: 1795310976,
         };
         let s = Schema::parse("2 vec_all i32:int32").unwrap();
-        let h = header_bytes(&id, Encoding::Text, true, &[&s]);
+        let h = header_bytes(
+            &id,
+            Encoding::Text,
+            Some(&client_instrumentation_schema(INSTR_INDEX)),
+            &[&s],
+        );
         let want = "protocol: 5\ndomain: vecdomain\nstart-time: 1795310976\nsender-id: vec-sender\napp-name: vec\n\
             schema: 0 _experiment_metadata subject:string key:string value:string \n\
             schema: 1 _client_instrumentation measurements_injected:uint32 measurements_dropped:uint32 bytes_allocated:uint64 bytes_freed:uint64 bytes_in_use:uint64 bytes_max:uint64 \n\

@@ -14,8 +14,9 @@
 //! The first report directly follows the tuples of the first sample (as
 //! liboml2's first report comes with the first inject), later ones every
 //! `instr_interval`, driven by the writer's clock rather than by injects,
-//! and a last one at close so that the totals are complete. Unlike liboml2,
-//! the stream is never averaged by `--oml-samples`: its values are counters.
+//! and a last one at close so that the totals are complete. As in liboml2,
+//! `--oml-samples`/`--oml-interval` (or a configured stream naming it)
+//! average the reports (`crate::instr_window`).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -84,6 +84,7 @@ pub mod config;
 pub mod destination;
 mod error;
 mod header;
+mod instr_window;
 mod instrumentation;
 mod layout;
 mod mp;

@@ -77,7 +77,10 @@ pub(crate) fn start(
             .filter(|_| matches!(dest.uri, crate::spec::Uri::Tcp { .. }));
         let mut schemas: Vec<&Schema> = streams.iter().map(|s| &s.schema).collect();
         schemas.extend(clock);
-        let header = header_bytes(identity, dest.encoding, instr, &schemas);
+        let instr_window = crate::instr_window::window_for(dest, spec.default_window);
+        let instr_schema =
+            instr.then(|| crate::instr_window::schema(crate::header::INSTR_INDEX, instr_window));
+        let header = header_bytes(identity, dest.encoding, instr_schema.as_ref(), &schemas);
         let name = label(&dest.uri);
         let queue = Arc::new(DestQueue::new(
             dest.bufsize.max(1),
@@ -95,7 +98,7 @@ pub(crate) fn start(
                         mode,
                         identity: identity.clone(),
                         encoding: dest.encoding,
-                        instrumentation: instr,
+                        instrumentation: instr_schema.clone(),
                         schemas: schemas.iter().map(|s| (*s).clone()).collect(),
                         answer_timeout: sh.options.backchannel_timeout,
                     })
@@ -120,6 +123,7 @@ pub(crate) fn start(
             instr,
         );
         output.clock_index = clock.map(|s| s.index);
+        output.instr_window = crate::instr_window::InstrWindow::new(instr_window);
         outputs.push(output);
         queues.push(queue);
     }

@@ -76,8 +76,8 @@ pub(crate) struct SessionSpec {
     pub(crate) identity: Identity,
     /// The destination's encoding.
     pub(crate) encoding: Encoding,
-    /// `_client_instrumentation` is declared.
-    pub(crate) instrumentation: bool,
+    /// `_client_instrumentation`'s schema, if it is declared.
+    pub(crate) instrumentation: Option<Schema>,
     /// Streams declared in the first header.
     pub(crate) schemas: Vec<Schema>,
     /// How long to wait for the resume line before treating the receiver

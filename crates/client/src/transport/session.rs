@@ -144,7 +144,13 @@ impl<'a> Session<'a> {
             keys.push(("x-streamgauge-feedback".to_owned(), "1".to_owned()));
         }
         let schemas: Vec<&Schema> = s.schemas.iter().chain(&self.declared).collect();
-        header_with_keys(&s.identity, s.encoding, s.instrumentation, &schemas, keys)
+        header_with_keys(
+            &s.identity,
+            s.encoding,
+            s.instrumentation.as_ref(),
+            &schemas,
+            keys,
+        )
     }
 
     /// Reads the receiver's answer to the header just sent.

@@ -44,6 +44,9 @@ pub(crate) struct Output {
     instr_seq: i64,
     /// Whether `_client_instrumentation` goes here.
     pub(crate) instrumentation: bool,
+    /// Its window, when `--oml-samples`/`--oml-interval` (or a stream
+    /// naming it) aggregate it as liboml2 does.
+    pub(crate) instr_window: Option<crate::instr_window::InstrWindow>,
     /// Index of `_client_clock` if it goes here (TCP destinations).
     pub(crate) clock_index: Option<u32>,
     /// Last `_client_clock` sequence number.
@@ -79,6 +82,7 @@ impl Output {
             seq0: 0,
             instr_seq: 0,
             instrumentation,
+            instr_window: None,
             clock_index: None,
             clock_seq: 0,
             drops: Vec::new(),
@@ -153,6 +157,17 @@ impl Output {
 
     /// Encodes one `_client_instrumentation` tuple.
     pub(crate) fn instrumentation(&mut self, ts: f64, values: &[Value]) {
+        let folded;
+        let values = match &mut self.instr_window {
+            None => values,
+            Some(w) => match w.report(ts, values) {
+                Some(row) => {
+                    folded = row;
+                    &folded[..]
+                }
+                None => return,
+            },
+        };
         self.instr_seq += 1;
         let start = self.chunk.bytes.len();
         let res = self.encoder.tuple(
