@@ -20,6 +20,7 @@ mod cell;
 mod error;
 mod parquet;
 mod pgbin;
+mod pgcopy;
 mod source;
 mod text;
 mod time;

@@ -163,6 +163,11 @@ impl Source {
                     row(&cells)?;
                 }
             }
+            // Without parameters (full exports), COPY streams the rows
+            // faster than one protocol message per row through the client.
+            Source::Postgres(c) if sql.params.is_empty() => {
+                return super::pgcopy::run(c, &sql.text, cols, row);
+            }
             Source::Postgres(c) => {
                 let params = sql.pg_params();
                 let mut it = c.query_raw(sql.text.as_str(), params.iter())?;
