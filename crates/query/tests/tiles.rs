@@ -60,6 +60,7 @@ fn rand_rows(db: &mut impl Sink, t: TableId, senders: &[i64], from: i64, to: i64
                     Value::Double(v),
                     Value::Int64((m.next() % 50) as i64 - 25),
                     Value::UInt64(u),
+                    Value::UInt32((m.next() % 5000) as u32),
                 ],
             })
             .unwrap();
@@ -76,7 +77,7 @@ fn fill_rand(db: &mut impl Sink) -> (TableId, Vec<i64>) {
         db.sender_id("node-c").unwrap(),
     ];
     let t = db
-        .register_schema(&Schema::parse("1 m_rand v:double n:int64 u:uint64").unwrap())
+        .register_schema(&Schema::parse("1 m_rand v:double n:int64 u:uint64 w:uint32").unwrap())
         .unwrap();
     rand_rows(db, t, &senders, 1, ROWS, 42);
     (t, senders)
@@ -91,7 +92,7 @@ fn query() -> impl Strategy<Value = String> {
         bound,
         prop_oneof![Just("server"), Just("client")],
         prop_oneof![Just(""), Just("&sender=node-b"), Just("&sender=1,node-c")],
-        prop_oneof![Just("v"), Just("n,u"), Just("oml_ts_client,v,u")],
+        prop_oneof![Just("v"), Just("n,u,w"), Just("oml_ts_client,v,u")],
     )
         .prop_map(|(p, a, b, time, sender, fields)| {
             let (a, b) = match (a, b) {
@@ -135,7 +136,7 @@ fn same_as_exact(srv: &Server, domain: &str, cases: u32) {
 /// The answers came from tiles: each field's set holds every row.
 fn tiles_were_used(state: &query::QueryState, rows: u64) {
     let stats = state.tiles.as_ref().unwrap().stats();
-    assert!(stats.len() >= 3, "{stats:?}");
+    assert!(stats.len() >= 4, "{stats:?}");
     assert!(stats.iter().all(|s| s.3 == rows), "{stats:?}");
 }
 
@@ -166,6 +167,7 @@ fn spike(db: &mut impl Sink, t: TableId, sender: i64) {
                 Value::Double(if i == ROWS + 150 { 1e6 } else { 0.5 }),
                 Value::Int64(0),
                 Value::UInt64(1),
+                Value::UInt32(1),
             ],
         })
         .unwrap();

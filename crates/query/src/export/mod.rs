@@ -20,7 +20,7 @@ mod cell;
 mod error;
 mod parquet;
 mod pgbin;
-mod pgcopy;
+pub(crate) mod pgcopy;
 mod source;
 mod text;
 mod time;

@@ -7,7 +7,8 @@ use omsp::OmlType;
 use postgres::fallible_iterator::FallibleIterator;
 
 use super::summary::Num;
-use crate::export::{quote, ExportError, PgValue, Source};
+use crate::export::pgcopy;
+use crate::export::{pg_binary_cell, quote, Cell, Column, ExportError, Kind, PgValue, Source};
 
 /// One row of a series: id, sender, timestamp and value, each `None` when
 /// M4 cannot use it (NULL, NaN).
@@ -56,12 +57,13 @@ fn sqlite_num(v: rusqlite::types::ValueRef<'_>, ty: OmlType) -> Option<Num> {
     }
 }
 
-fn pg_num(v: Option<PgValue>) -> Option<Num> {
-    match v? {
-        PgValue::Int(i) => Some(Num::I(i)),
-        PgValue::UNum(u) => Some(Num::U(u)),
-        PgValue::Real(f) if f.is_nan() => None,
-        PgValue::Real(f) => Some(Num::F(f)),
+/// A PostgreSQL value as M4 orders it (typed as the export types it, so
+/// both ways of reading give the same variant).
+fn cell_num(c: &Cell) -> Option<Num> {
+    match *c {
+        Cell::Int(i) => Some(Num::I(i)),
+        Cell::UInt(u) => Some(Num::U(u)),
+        Cell::Real(x) if !x.is_nan() => Some(Num::F(x)),
         _ => None,
     }
 }
@@ -76,7 +78,7 @@ fn sqlite_point(r: &rusqlite::Row<'_>, ty: OmlType) -> rusqlite::Result<Point> {
     Ok((r.get(0)?, r.get(1)?, t, v))
 }
 
-fn pg_point(r: &postgres::Row) -> Result<Point, postgres::Error> {
+fn pg_point(r: &postgres::Row, ty: OmlType) -> Result<Point, postgres::Error> {
     let id = match r.try_get::<_, PgValue>(0)? {
         PgValue::Int(i) => i,
         _ => 0,
@@ -89,7 +91,8 @@ fn pg_point(r: &postgres::Row) -> Result<Point, postgres::Error> {
         Some(PgValue::Real(f)) if !f.is_nan() => Some(f),
         _ => None,
     };
-    Ok((id, sender, t, pg_num(r.try_get(3)?)))
+    let v = pg_binary_cell(r.try_get(3)?, Kind::Field(ty));
+    Ok((id, sender, t, cell_num(&v)))
 }
 
 /// Calls `f` for every row with an id above `after`, in id order.
@@ -112,11 +115,39 @@ pub fn after(
             }
         }
         Source::Postgres(db) => {
-            let sql = sql.replace("$1", "$1::int8");
-            let mut it = db.query_raw(sql.as_str(), [after])?;
-            while let Some(r) = it.next()? {
-                f(pg_point(&r)?);
-            }
+            // Binary COPY (a build reads every row); COPY takes no
+            // parameters, and `after` is our own integer, not caller input.
+            let sql = sql.replace("$1", &after.to_string());
+            let cols = [
+                Column {
+                    name: "id".into(),
+                    kind: Kind::Meta,
+                },
+                Column {
+                    name: "sender".into(),
+                    kind: Kind::Meta,
+                },
+                Column {
+                    name: "t".into(),
+                    kind: Kind::Time,
+                },
+                Column {
+                    name: "v".into(),
+                    kind: Kind::Field(c.ty),
+                },
+            ];
+            pgcopy::run(db, &sql, &cols, |cells| {
+                let int = |c: &Cell| match c {
+                    Cell::Int(i) => *i,
+                    _ => 0,
+                };
+                let t = match cells[2] {
+                    Cell::Real(t) if !t.is_nan() => Some(t),
+                    _ => None,
+                };
+                f((int(&cells[0]), int(&cells[1]), t, cell_num(&cells[3])));
+                Ok(())
+            })?;
         }
     }
     Ok(())
@@ -161,7 +192,7 @@ pub fn leaves(
             let b: Vec<i64> = leaves.iter().map(|l| l.2).collect();
             let mut it = db.query_raw(sql.as_str(), [&s, &a, &b])?;
             while let Some(r) = it.next()? {
-                f(pg_point(&r)?);
+                f(pg_point(&r, c.ty)?);
             }
         }
     }
