@@ -154,6 +154,7 @@ fn capture_runs_files_live_data_and_monitor() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("server.tokens");
     std::fs::write(&tokens, "* mgr-read read\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("srv")).unwrap();
     let mut scfg = server::ServerConfig::new(dir.path().join("srv"));
     scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
     scfg.http_listen = Some("127.0.0.1:0".parse().unwrap());
@@ -243,7 +244,11 @@ fn capture_runs_files_live_data_and_monitor() {
             "session.snaplen",
         ),
         (json!({"interface": "eth9"}), tap, "session.interface"),
-        (json!({"interface": "va", "bogus": 1}), tap, "session.bogus"),
+        (
+            json!({"interface": "va", "snaplen": 256, "bogus": 1}),
+            tap,
+            "session.bogus",
+        ),
         (
             json!({"interface": "va", "filter": "udp prt 5"}),
             tap,
@@ -264,7 +269,7 @@ fn capture_runs_files_live_data_and_monitor() {
             "{field}: {v}"
         );
     }
-    let good = json!({"interface": "va", "filter": "udp port 5001", "outputs": [{"type": "pcap"}],
+    let good = json!({"interface": "va", "filter": "udp port 5001", "snaplen": 256, "outputs": [{"type": "pcap"}],
         "counter_interval_s": 1});
     let c = alice.ok(&configs, cfg(good.clone(), tap));
     let cid = c["id"].as_i64().unwrap();

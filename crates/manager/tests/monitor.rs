@@ -15,6 +15,7 @@ use serde_json::json;
 fn stopped_device_goes_down_with_an_alert_that_clears() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("srv")).unwrap();
     let mut scfg = server::ServerConfig::new(dir.path().join("srv"));
     scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
     scfg.http_listen = Some("127.0.0.1:0".parse().unwrap());
