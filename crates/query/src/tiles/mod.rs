@@ -19,6 +19,7 @@
 //! the domain when the server's commit feed is given. They live in memory,
 //! within [`TileCache::max_bytes`] (least recently used sets are dropped).
 
+mod edges;
 pub mod pyramid;
 pub mod read;
 pub mod set;
@@ -220,15 +221,32 @@ impl TileCache {
                 field: &f.name,
                 ty,
             };
-            read::leaves(src, &cols, &reads, |(id, s, t, v)| {
-                let Some((t, v)) = t.zip(v) else { return };
-                if req.from.is_some_and(|f| t < f) || req.to.is_some_and(|x| t > x) {
-                    return;
+            match src {
+                // PostgreSQL summarises the leaves per bucket itself.
+                Source::Postgres(db) => {
+                    let b = edges::Buckets {
+                        t0,
+                        width,
+                        last,
+                        from: req.from,
+                        to: req.to,
+                    };
+                    edges::summaries(db, &cols, &reads, &b, |s, k, m| {
+                        if let Some(a) = acc.get_mut(&s) {
+                            M4::merge_into(&mut a[k.min(last as usize)], &m);
+                        }
+                    })?;
                 }
-                if let Some(a) = acc.get_mut(&s) {
-                    M4::merge_into(&mut a[bucket(t)], &M4::one(id, t, v));
-                }
-            })?;
+                Source::Sqlite(_) => read::leaves(src, &cols, &reads, |(id, s, t, v)| {
+                    let Some((t, v)) = t.zip(v) else { return };
+                    if req.from.is_some_and(|f| t < f) || req.to.is_some_and(|x| t > x) {
+                        return;
+                    }
+                    if let Some(a) = acc.get_mut(&s) {
+                        M4::merge_into(&mut a[bucket(t)], &M4::one(id, t, v));
+                    }
+                })?,
+            }
             for (s, a) in acc {
                 for m in a.iter().flatten() {
                     kept.ids.extend(m.ids().map(|id| (s, id)));
