@@ -10,6 +10,7 @@ mod decode;
 mod docs;
 mod export;
 mod inline;
+mod manager;
 mod progress;
 mod proxy;
 mod server;
@@ -63,6 +64,9 @@ enum Command {
     /// Anonymise IP addresses with Crypto-PAn (prefix-preserving), as capture sessions do.
     #[command(long_about = capture::anonymize::LONG_ABOUT)]
     Anonymize(capture::anonymize::AnonymizeArgs),
+    /// The management plane: REST API and web front end for experiments, devices, runs and live results.
+    #[command(long_about = manager::LONG_ABOUT)]
+    Manager(manager::ManagerArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::Control(args) => control::run(&args),
         Command::Capture(args) => capture::run(&args),
         Command::Anonymize(args) => capture::anonymize::run(&args),
+        Command::Manager(args) => manager::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

@@ -180,8 +180,22 @@ pub struct Manager {
 
 impl Manager {
     /// Opens everything, binds the listener, starts serving and monitoring.
-    pub async fn start(config: ManagerConfig) -> Result<Manager, StartError> {
+    pub async fn start(mut config: ManagerConfig) -> Result<Manager, StartError> {
         let listen = config.listen;
+        let tls = match &config.tls {
+            Some((cert, key)) => {
+                config.secure_cookies = true;
+                Some(
+                    server::tls::Tls::load(&server::tls::TlsSettings::new(cert, key)).map_err(
+                        |e| StartError::Io {
+                            what: "TLS".into(),
+                            reason: e.to_string(),
+                        },
+                    )?,
+                )
+            }
+            None => None,
+        };
         let app = tokio::task::spawn_blocking(move || App::open(config))
             .await
             .map_err(|e| StartError::Io {
@@ -200,9 +214,14 @@ impl Manager {
             reason: e.to_string(),
         })?;
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let task = tokio::spawn(httpkit::serve(listener, router(Arc::clone(&app)), async {
+        let stop = async {
             let _ = rx.await;
-        }));
+        };
+        let app_router = router(Arc::clone(&app));
+        let task = match tls {
+            Some(tls) => tokio::spawn(crate::tls::serve(listener, app_router, tls, stop)),
+            None => tokio::spawn(httpkit::serve(listener, app_router, stop)),
+        };
         let monitor = crate::monitor::spawn(Arc::clone(&app));
         tracing::info!(%addr, "manager listening");
         Ok(Manager {

@@ -26,8 +26,11 @@ pub struct ManagerConfig {
     pub monitor_domain: String,
     /// Lifetime of a browser session.
     pub session_ttl: Duration,
-    /// Whether the manager is served over TLS (cookies get `Secure`).
+    /// Whether cookies get `Secure` (always with `tls`; set it by hand
+    /// behind a TLS-terminating proxy).
     pub secure_cookies: bool,
+    /// Certificate chain and private key (PEM): serve over TLS.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// First wait before retrying an unreachable device (doubled per
     /// attempt, 3 attempts).
     pub retry_backoff: Duration,
@@ -46,6 +49,7 @@ impl ManagerConfig {
             monitor_domain: "streamgauge_manager".into(),
             session_ttl: Duration::from_secs(12 * 3600),
             secure_cookies: false,
+            tls: None,
             retry_backoff: Duration::from_millis(500),
         }
     }

@@ -32,6 +32,7 @@ pub mod devices;
 pub mod monitor;
 pub mod reservation;
 pub mod runs;
+pub mod tls;
 pub mod validate;
 
 pub use app::{App, Manager, StartError};

@@ -165,8 +165,13 @@ fn against_capabilities(s: &SessionConfig, caps: &Value, bad: &mut Fields) {
             PolicyRefusal::SnaplenTooLarge { .. } => "session.snaplen",
             PolicyRefusal::InterfaceNotAllowed { .. } => "session.interface",
         };
-        bad.entry(field.into())
-            .or_insert_with(|| refusal.to_string());
+        // The check ran under a placeholder session name; say only what is wrong.
+        let msg = refusal.to_string();
+        let msg = msg
+            .strip_prefix("session check: ")
+            .unwrap_or(&msg)
+            .to_owned();
+        bad.entry(field.into()).or_insert(msg);
     }
 }
 
@@ -215,6 +220,7 @@ mod tests {
         assert!(config(&input(serde_json::json!({"snaplen": 96})), Some(&d)).is_empty());
         let f = config(&input(serde_json::json!({"snaplen": 1500})), Some(&d));
         assert!(f["session.snaplen"].contains("128"), "{f:?}");
+        assert!(f["session.snaplen"].starts_with("snaplen"), "{f:?}");
         let f = config(&input(serde_json::json!({"snaplen": 5})), Some(&d));
         assert!(f.contains_key("session.snaplen"), "{f:?}");
         let f = config(&input(serde_json::json!({"bogus": 1})), Some(&d));

@@ -32,8 +32,9 @@ Security: argon2id password hashes; session cookie sg_session (HttpOnly,
 SameSite=Strict) expiring after --session-ttl; every state-changing request
 made with the cookie carries X-CSRF-Token; 5 failed logins per user name or
 address within 5 minutes lock logins for the rest of the window; per-
-experiment authorisation; audit log of every change. Serve it on loopback
-or behind a TLS-terminating reverse proxy: TLS is not built in yet.
+experiment authorisation; audit log of every change. TLS with --tls-cert
+and --tls-key (cookies then carry Secure); otherwise serve it on loopback
+or behind a TLS-terminating reverse proxy.
 
 The monitor polls every device every --monitor-interval, stores snapshots,
 marks devices up/down and raises alerts (down, dropping); with
@@ -77,6 +78,12 @@ pub struct ManagerArgs {
     /// Lifetime of a browser session: seconds, or with a unit (30m, 12h).
     #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = parse_duration)]
     pub session_ttl: Duration,
+    /// Serve over TLS with this certificate chain (PEM, leaf first); needs --tls-key. Session cookies then carry Secure.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Log level: error, warn, info, debug.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     pub log_level: tracing::Level,

@@ -160,9 +160,26 @@ fn record(
     }
 }
 
-/// Updates the drop counters of a device's running sessions; raises or
-/// clears its `dropping` alert. Returns the device's total drops.
+/// Raises or clears the device's `dropping` alert from its sessions'
+/// drop counters. Returns the device's total drops.
 fn dropping(app: &App, state: &mut MonitorState, d: &Device, sessions: &Value) -> (u64, u64) {
+    let (grew, total) = drops_grown(&mut state.drops, d.id, sessions);
+    if grew.is_empty() {
+        let _ = app.db.with(|c| store::clear(c, d.id, "dropping"));
+    } else {
+        let msg = format!("device {} is dropping packets: {}", d.name, grew.join("; "));
+        let _ = app.db.with(|c| store::raise(c, d.id, "dropping", &msg));
+    }
+    total
+}
+
+/// Updates the remembered drop counters of a device's sessions; returns
+/// what grew on running sessions since the previous poll, and the totals.
+fn drops_grown(
+    drops: &mut HashMap<(i64, String), (u64, u64)>,
+    device: i64,
+    sessions: &Value,
+) -> (Vec<String>, (u64, u64)) {
     let mut grew = Vec::new();
     let mut total = (0, 0);
     for s in sessions.as_array().into_iter().flatten() {
@@ -170,7 +187,7 @@ fn dropping(app: &App, state: &mut MonitorState, d: &Device, sessions: &Value) -
         let k = s["counters"]["dropped_kernel"].as_u64().unwrap_or(0);
         let u = s["counters"]["dropped_by_us"].as_u64().unwrap_or(0);
         total = (total.0 + k, total.1 + u);
-        let before = state.drops.insert((d.id, id.clone()), (k, u));
+        let before = drops.insert((device, id.clone()), (k, u));
         if s["state"] == "running" {
             if let Some((k0, u0)) = before {
                 if k > k0 || u > u0 {
@@ -183,11 +200,40 @@ fn dropping(app: &App, state: &mut MonitorState, d: &Device, sessions: &Value) -
             }
         }
     }
-    if grew.is_empty() {
-        let _ = app.db.with(|c| store::clear(c, d.id, "dropping"));
-    } else {
-        let msg = format!("device {} is dropping packets: {}", d.name, grew.join("; "));
-        let _ = app.db.with(|c| store::raise(c, d.id, "dropping", &msg));
+    (grew, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn poll(state: &str, k: u64, u: u64) -> Value {
+        json!([{"id": "s1", "state": state, "counters": {"dropped_kernel": k, "dropped_by_us": u}}])
     }
-    total
+
+    #[test]
+    fn dropping_is_growth_on_running_sessions() {
+        let mut m = HashMap::new();
+        assert!(
+            drops_grown(&mut m, 1, &poll("running", 5, 0)).0.is_empty(),
+            "first poll: no baseline"
+        );
+        assert!(
+            drops_grown(&mut m, 1, &poll("running", 5, 0)).0.is_empty(),
+            "no growth"
+        );
+        let (grew, total) = drops_grown(&mut m, 1, &poll("running", 9, 2));
+        assert_eq!(grew, ["session s1: dropped_kernel +4, dropped_by_us +2"]);
+        assert_eq!(total, (9, 2));
+        assert!(
+            drops_grown(&mut m, 1, &poll("stopped", 12, 2)).0.is_empty(),
+            "not running"
+        );
+        assert!(
+            drops_grown(&mut m, 2, &poll("running", 100, 0))
+                .0
+                .is_empty(),
+            "another device"
+        );
+    }
 }
