@@ -58,8 +58,8 @@ pub struct TileCache {
     sets: Mutex<HashMap<Key, Arc<Mutex<TileSet>>>>,
     /// Domains whose commits a background task follows.
     watched: Mutex<HashSet<String>>,
-    /// Most memory all tile sets may hold (default 256 MiB; about 14 MB
-    /// per field of a 10-million-row stream).
+    /// Most memory all tile sets may hold (default 256 MiB; 23 MB per
+    /// field of a 10-million-row stream, measured).
     pub max_bytes: usize,
 }
 

@@ -8,7 +8,7 @@ use super::summary::{Num, M4};
 /// Rows of the sender per leaf. A leaf whose rows straddle a bucket
 /// boundary of a request is re-read from the database (a primary-key
 /// range), so this bounds the rows read per boundary; memory is about
-/// 200 bytes per leaf.
+/// 300 bytes per leaf with the levels above it.
 pub const LEAF: u32 = 128;
 
 /// Tiles of one sender for one field.
