@@ -152,15 +152,17 @@ fn tshark_decodes_ipfix_without_expert_errors() {
     let (frames, _, _) = traffic();
     let input = t.path().join("in.pcap");
     write_pcap(&input, &frames);
-    let ipfix = t.path().join("out/fl/flows.ipfix");
     for (biflow, res) in [(false, "milliseconds"), (true, "nanoseconds")] {
+        // One directory per run: a session never truncates an existing IPFIX file.
+        let out = t.path().join(format!("out-{biflow}"));
+        let ipfix = out.join("fl/flows.ipfix");
         let cfg = SessionConfig::from_json(&format!(
             r#"{{"name":"fl","outputs":[{{"type":"ipfix","target":{{"transport":"file","path":"flows.ipfix"}},"resolution":"{res}",
                 "flows":{{"idle_timeout_s":2,"active_timeout_s":10,"biflow":{biflow}}}}}]}}"#
         ))
         .unwrap();
         let env = SessionEnv {
-            data_dir: t.path().join("out"),
+            data_dir: out,
             source: String::new(),
             key: None,
             closed: None,

@@ -25,6 +25,7 @@ use crate::config::SessionConfig;
 use crate::counters::Counters;
 use crate::metadata::FileMetadata;
 use crate::output::{repair, sequence_of, ClosedFile};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// True for the metadata documents written beside a file.
@@ -52,8 +53,9 @@ fn close_left_open(path: &Path, cfg: &SessionConfig, source: &str) -> Result<Str
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let head = std::fs::read(path)
-        .map(|b| b.into_iter().take(4).collect::<Vec<u8>>())
+    let mut head = Vec::with_capacity(4);
+    std::fs::File::open(path)
+        .and_then(|f| std::io::Read::take(f, 4).read_to_end(&mut head))
         .map_err(|e| format!("{name}: {e}"))?;
     let ipfix = crate::ipfix::repair::looks_like_ipfix(&head) || name.ends_with(".ipfix");
     let (file, what) = if ipfix {
@@ -240,5 +242,56 @@ impl Shared {
             }
         }
         restart
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipfix::{Encoder, TimeResolution};
+    use crate::output::FileFormat;
+
+    #[test]
+    fn files_left_open_are_repaired_and_described() {
+        let t = tempfile::tempdir().unwrap();
+        let cfg = SessionConfig::from_json(r#"{"name":"s","filter":"udp"}"#).unwrap();
+        let ts = 1_700_000_000_000_000_000u64;
+        let mut pcap = FileFormat::Pcap.header(65535, "");
+        for i in 0..3 {
+            FileFormat::Pcap.record(ts + i, &[7u8; 60], 60, &mut pcap);
+        }
+        let whole = pcap.len() as u64;
+        pcap.extend_from_slice(&[1, 2, 3]);
+        std::fs::write(t.path().join("s_000001_20231114T221320Z.pcap"), &pcap).unwrap();
+        std::fs::write(t.path().join("s_000000_20231114T221300Z.pcap"), b"done").unwrap();
+        std::fs::write(t.path().join("s_000000_20231114T221300Z.pcap.json"), b"{}").unwrap();
+        let enc = Encoder::new(1, 65535, TimeResolution::Milliseconds);
+        let mut ipfix = enc.templates(1);
+        ipfix.extend_from_slice(&enc.templates(2)[..10]);
+        std::fs::write(t.path().join("flows.ipfix"), &ipfix).unwrap();
+
+        let mut log = Vec::new();
+        let found = recover_dir(t.path(), &cfg, "eth0", &mut log);
+        assert_eq!(found.len(), 8, "{found:?}");
+        assert_eq!(log.len(), 2, "{log:?}");
+        let p = t.path().join("s_000001_20231114T221320Z.pcap");
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), whole);
+        let md: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(p.with_extension("pcap.json")).unwrap()).unwrap();
+        assert_eq!(
+            (md["packets"].as_u64(), md["sequence"].as_u64()),
+            (Some(3), Some(1))
+        );
+        assert_eq!(md["recovered"], true);
+        assert!(t.path().join("flows.ipfix.xml").exists());
+        let f = t.path().join("flows.ipfix");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            enc.templates(1).len() as u64
+        );
+        // A second pass finds everything complete and changes nothing.
+        let mut again = Vec::new();
+        assert_eq!(recover_dir(t.path(), &cfg, "eth0", &mut again).len(), 8);
+        assert!(again.is_empty(), "{again:?}");
     }
 }
