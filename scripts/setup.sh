@@ -190,11 +190,30 @@ setup_web() {
     log "manager web front end ok ($(cd "$web" && ls dist/assets | tr '\n' ' '))"
 }
 
+# The reference OML suite (liboml2, oml2-server, oml2-proxy-server) built
+# from its public source beside this repository (../shared/reference), for
+# the live interop tests (crates/client-ffi/tests/reference_live.rs) and the
+# benchmarks that measure it in the same run. Its script is idempotent (a
+# second call only prints the prefix). Required in CI.
+setup_reference() {
+    STEP="reference OML suite"
+    local script="$ROOT/../shared/reference/build-oml.sh"
+    if [ ! -f "$script" ]; then
+        [ -z "${CI:-}" ] || die "$script not found (CI needs the reference suite beside the clone)"
+        log "reference suite not found at $script: its interop tests will be skipped"
+        return 0
+    fi
+    local prefix
+    prefix="$(bash "$script" </dev/null | tail -n 1)" || die "building the reference suite failed"
+    log "reference OML suite ok ($prefix)"
+}
+
 main() {
     setup_apt
     setup_rust
     setup_python
     setup_web
+    setup_reference
     STEP="done"
     log "all done"
 }

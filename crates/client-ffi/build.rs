@@ -2,6 +2,10 @@
 //! be written in stable Rust).
 
 fn main() {
+    // The reference's SONAME, so that binaries built against the stock
+    // liboml2 (NEEDED liboml2.so.9) load this library once it is installed
+    // (`make install` names the file liboml2.so.9).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liboml2.so.9");
     println!("cargo:rerun-if-changed=csrc/log.c");
     println!("cargo:rerun-if-changed=include/ocomm/o_log.h");
     cc::Build::new()

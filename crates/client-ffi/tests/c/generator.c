@@ -70,12 +70,14 @@ int main(int argc, char **argv)
   CHECK(mp != NULL, "omlc_add_mp");
   CHECK(mp->param_count == 16, "mp->param_count");
 
+  CHECK(omlc_start() == 0, "omlc_start");
+
+  /* After omlc_start: the stock liboml2 refuses metadata before it (ours
+   * accepts it; the program runs on both). */
   omlc_zero(meta);
   omlc_set_string(meta, "generator");
   CHECK(omlc_inject_metadata(NULL, "appname", &meta, OML_STRING_VALUE, NULL) == 0,
         "omlc_inject_metadata(appname)");
-
-  CHECK(omlc_start() == 0, "omlc_start");
 
   omlc_set_string(meta, "metre");
   CHECK(omlc_inject_metadata(mp, "unit", &meta, OML_STRING_VALUE, "dbl") == 0,

@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 
 use omsp::{Decoder, Event, Header, Sample, Value};
 
+pub mod db;
+
 /// `crates/client-ffi`.
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,7 +30,15 @@ pub fn lib_dir() -> PathBuf {
         .flatten()
         .find(|d| has_libs(d))
         .map(Path::to_path_buf);
-    found.unwrap_or_else(|| panic!("liboml2.so/.a not found near {}", deps.display()))
+    let dir = found.unwrap_or_else(|| panic!("liboml2.so/.a not found near {}", deps.display()));
+    // Programs linked with -loml2 NEED the SONAME, liboml2.so.9, which
+    // `make install` creates and cargo does not.
+    let soname = dir.join("liboml2.so.9");
+    if std::fs::read_link(&soname).is_err() {
+        let _ = std::fs::remove_file(&soname);
+        let _ = std::os::unix::fs::symlink("liboml2.so", &soname);
+    }
+    dir
 }
 
 /// The headers.

@@ -1,0 +1,363 @@
+//! The reference OML suite, live, next to ours (issue 13.10): built from
+//! its public source by `../shared/reference/build-oml.sh` (scripts/setup.sh
+//! runs it; here it returns at once), then
+//! - a program built against the stock liboml2 runs on our library, found
+//!   by its SONAME in a `make install` prefix, with no hand-made links;
+//! - the stock client sends every type, text and binary, to our server,
+//!   which stores exactly what our own client's run stores;
+//! - our library sends to the stock oml2-server, which stores exactly what
+//!   it stores for the stock client's run of the same program.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::db::check_database;
+use common::*;
+use rusqlite::types::Value as Sql;
+
+/// The reference's install prefix, built once per test binary; `None`
+/// (skip) only outside CI when the fixture is absent.
+fn reference() -> Option<&'static Path> {
+    static PREFIX: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PREFIX
+        .get_or_init(|| {
+            let script = crate_dir().join("../../../shared/reference/build-oml.sh");
+            if !script.exists() {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "the reference suite is required in CI: {} is missing",
+                    script.display()
+                );
+                eprintln!("SKIP: {} missing", script.display());
+                return None;
+            }
+            let out = Command::new("bash").arg(&script).output().unwrap();
+            assert!(
+                out.status.success(),
+                "build-oml.sh failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            Some(PathBuf::from(text.lines().last().unwrap().trim()))
+        })
+        .as_deref()
+}
+
+/// `tests/c/generator.c` built against the reference's headers and
+/// library, without an rpath (LD_LIBRARY_PATH chooses the library).
+fn generator_against_reference(p: &Path, dir: &Path) -> PathBuf {
+    let exe = dir.join("gen_ref");
+    let mut cmd = Command::new("cc");
+    cmd.arg("-I")
+        .arg(p.join("include"))
+        .arg(c_source("generator.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(p.join("lib"))
+        .args(["-loml2", "-locomm", "-lm"]);
+    run_compiler(cmd);
+    exe
+}
+
+/// Runs `exe` with `lib` as its only library directory, in a clean
+/// environment (the stock programs misbehave under the test harness's,
+/// see `StockServer::start`).
+fn run_with(exe: &Path, lib: &Path, args: &[&str], cwd: &Path) -> String {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("LD_LIBRARY_PATH", lib)
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    check_ok(&out);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Our library installed as a user would (`make install PREFIX=…`).
+fn install_ours(prefix: &Path) -> PathBuf {
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(crate_dir())
+        .arg("install")
+        .arg("SKIP_BUILD=1")
+        .arg(format!("BUILD_DIR={}", lib_dir().display()))
+        .arg(format!("PREFIX={}", prefix.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    prefix.join("lib")
+}
+
+#[test]
+fn a_stock_binary_runs_on_our_library_by_soname() {
+    let Some(p) = reference() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let exe = generator_against_reference(p, work.path());
+    let ours = install_ours(&work.path().join("prefix"));
+    let ldd = Command::new("ldd")
+        .arg(&exe)
+        .env("LD_LIBRARY_PATH", &ours)
+        .output()
+        .unwrap();
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    assert!(
+        ldd.contains(&format!(
+            "liboml2.so.9 => {}",
+            ours.join("liboml2.so.9").display()
+        )),
+        "{ldd}"
+    );
+    assert!(!ldd.contains("not found"), "{ldd}");
+    run_with(
+        &exe,
+        &ours,
+        &[
+            "--oml-collect",
+            "file:o.txt",
+            "--oml-id",
+            "s1",
+            "--oml-domain",
+            "d1",
+        ],
+        work.path(),
+    );
+    check_generator_output(&decode(&std::fs::read(work.path().join("o.txt")).unwrap()));
+}
+
+/// The stock client, built against the stock library, into our server.
+///
+/// The stock client connects only when it drains its queue at exit, and
+/// now and then (about one run in four on a busy machine) its data never
+/// reach the socket: our server then has no table at all. Such a run is
+/// tried again (up to three times), with what the client said kept for
+/// the failure message; a run whose data arrive is checked value by value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stock_client_into_our_server_text_and_binary() {
+    let Some(p) = reference() else { return };
+    for enc in ["--oml-binary", "--oml-text"] {
+        let mut logs = Vec::new();
+        let checked = loop {
+            let data = tempfile::tempdir().unwrap();
+            let mut config = server::ServerConfig::new(data.path());
+            config.listen = vec!["127.0.0.1:0".parse().unwrap()];
+            let srv = server::Server::start(config).await.unwrap();
+            let uri = format!("tcp://127.0.0.1:{}", srv.local_addrs()[0].port());
+            let (lib, p) = (p.join("lib"), p.to_path_buf());
+            let log = tokio::task::spawn_blocking(move || {
+                let work = tempfile::tempdir().unwrap();
+                let exe = generator_against_reference(&p, work.path());
+                let args = [
+                    "--oml-collect",
+                    &uri,
+                    enc,
+                    "--oml-id",
+                    "s1",
+                    "--oml-domain",
+                    "d1",
+                ];
+                run_with(&exe, &lib, &args, work.path())
+            })
+            .await
+            .unwrap();
+            let db = data.path().join("d1.sq3");
+            let arrived =
+                tokio::task::spawn_blocking(move || wait_for_row(&db, Duration::from_secs(10)))
+                    .await
+                    .unwrap();
+            srv.shutdown().await;
+            if arrived {
+                check_database(data.path(), 2);
+                break true;
+            }
+            let files = std::fs::read_dir(data.path()).unwrap().count();
+            logs.push(format!(
+                "attempt {}: {files} files in the data dir; the client said:\n{log}",
+                logs.len() + 1
+            ));
+            if logs.len() == 3 {
+                break false;
+            }
+        };
+        assert!(
+            checked,
+            "{enc}: the stock client's rows never arrived:\n{}",
+            logs.join("\n")
+        );
+    }
+}
+
+/// Waits up to `within` until `db` holds the generator's last row.
+fn wait_for_row(db: &Path, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        let n =
+            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| {
+                    c.query_row("SELECT count(*) FROM generator_late", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                });
+        if n.is_ok_and(|n| n >= 1) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A stock oml2-server on a free loopback port, storing into `dir`.
+struct StockServer {
+    child: Child,
+    port: u16,
+}
+
+impl StockServer {
+    fn start(p: &Path, dir: &Path) -> StockServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // A clean environment: started with the test harness's, the stock
+        // server segfaults in libc while it reads the header (seen every
+        // time here); what it needs of its environment, it gets from flags.
+        let child = Command::new(p.join("bin/oml2-server"))
+            .env_clear()
+            .args(["-l", &port.to_string(), "-D"])
+            .arg(dir)
+            .args(["--backend", "sqlite", "--oml-noop"])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "oml2-server did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        StockServer { child, port }
+    }
+}
+
+impl Drop for StockServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every row of the generator's tables, without times and tuple ids.
+fn rows(db: &Path) -> Vec<(String, Vec<Vec<Sql>>)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    ["generator_all", "generator_late"]
+        .iter()
+        .map(|t| {
+            let cols: Vec<String> = c
+                .prepare(&format!("PRAGMA table_info({t})"))
+                .unwrap()
+                .query_map([], |r| r.get(1))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let keep: Vec<&String> = cols
+                .iter()
+                .filter(|n| {
+                    !matches!(
+                        n.as_str(),
+                        "oml_ts_client" | "oml_ts_server" | "oml_tuple_id"
+                    )
+                })
+                .collect();
+            let list = keep
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut st = c
+                .prepare(&format!("SELECT {list} FROM {t} ORDER BY oml_seq"))
+                .unwrap();
+            let rows = st
+                .query_map([], |r| {
+                    (0..keep.len()).map(|i| r.get::<_, Sql>(i)).collect()
+                })
+                .unwrap()
+                .collect::<Result<Vec<Vec<Sql>>, _>>()
+                .unwrap();
+            (format!("{t} {cols:?}"), rows)
+        })
+        .collect()
+}
+
+/// Our library into the stock server stores what the stock library does.
+#[test]
+fn our_library_into_the_stock_server_as_the_stock_library() {
+    let Some(p) = reference() else { return };
+    for enc in ["--oml-binary", "--oml-text"] {
+        let work = tempfile::tempdir().unwrap();
+        let data = work.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let server = StockServer::start(p, &data);
+        let uri = format!("tcp:127.0.0.1:{}", server.port);
+        let ours = compile("generator.c", work.path(), "gen_ours", Link::Shared);
+        let stock = generator_against_reference(p, work.path());
+        let mut log = run_with(
+            &ours,
+            &lib_dir(),
+            &[
+                "--oml-collect",
+                &uri,
+                enc,
+                "--oml-id",
+                "s1",
+                "--oml-domain",
+                "ours",
+            ],
+            work.path(),
+        );
+        log += &run_with(
+            &stock,
+            &p.join("lib"),
+            &[
+                "--oml-collect",
+                &uri,
+                enc,
+                "--oml-id",
+                "s1",
+                "--oml-domain",
+                "stock",
+            ],
+            work.path(),
+        );
+        // The stock server writes as it reads: wait for both databases.
+        for d in ["ours", "stock"] {
+            let server_log =
+                std::fs::read_to_string(data.join("oml_server.log")).unwrap_or_default();
+            assert!(
+                wait_for_row(&data.join(format!("{d}.sq3")), Duration::from_secs(30)),
+                "{enc}: no row in {d}.sq3; clients said:\n{log}\nthe server:\n{server_log}"
+            );
+        }
+        drop(server);
+        let (ours, stock) = (rows(&data.join("ours.sq3")), rows(&data.join("stock.sq3")));
+        assert_eq!(
+            ours, stock,
+            "{enc}: our library vs the stock library, both into oml2-server"
+        );
+        assert_eq!(stock[0].1.len(), 3, "{enc}");
+    }
+}
