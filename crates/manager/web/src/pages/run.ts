@@ -28,6 +28,7 @@ export function logLines(v: unknown, deviceName: (d: number) => string): string[
       if (Array.isArray(o["lines"])) {
         const p = typeof o["device"] === "number" ? `${deviceName(o["device"])}: ` : prefix;
         for (const l of o["lines"]) one(l, p);
+        if (typeof o["error"] === "string" && o["error"]) out.push(`${p}error: ${o["error"]}`);
         return;
       }
       const t = o["unix_s"] ?? o["time_unix_s"] ?? o["time"] ?? o["at_unix_s"];
