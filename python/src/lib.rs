@@ -41,8 +41,13 @@ impl PyClient {
     /// `app` names the application; `argv` (program first) is searched for
     /// `--oml-*` options, which are removed (see the `argv` attribute).
     #[new]
-    #[pyo3(signature = (app, argv, ring_bytes=None))]
-    fn new(app: &str, argv: Vec<String>, ring_bytes: Option<usize>) -> PyResult<PyClient> {
+    #[pyo3(signature = (app, argv, ring_bytes=None, first_seq=None))]
+    fn new(
+        app: &str,
+        argv: Vec<String>,
+        ring_bytes: Option<usize>,
+        first_seq: Option<i64>,
+    ) -> PyResult<PyClient> {
         let mut argv = argv;
         if argv.is_empty() {
             argv.push(app.to_owned());
@@ -55,6 +60,9 @@ impl PyClient {
                 let mut options = client::Options::default();
                 if let Some(n) = ring_bytes {
                     options.ring_bytes = n;
+                }
+                if let Some(n) = first_seq {
+                    options.first_seq = n;
                 }
                 let c = Client::with_options(spec, options).map_err(client_error)?;
                 (Some(c), None)

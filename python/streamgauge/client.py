@@ -95,6 +95,7 @@ class Client:
         encoding: str | None = None,
         ring_bytes: int | None = None,
         backchannel: str | None = None,
+        first_seq: int | None = None,
     ):
         args = [app] if not argv else [str(a) for a in argv]
         # Options given here win: appended last, and the last occurrence wins.
@@ -114,7 +115,7 @@ class Client:
             if backchannel not in ("off", "resume", "feedback"):
                 raise ConfigError(f"backchannel must be 'off', 'resume' or 'feedback', not {backchannel!r}")
             args += ["--oml-backchannel", backchannel]
-        self._native = _native.Client(app, args, ring_bytes)
+        self._native = _native.Client(app, args, ring_bytes, first_seq)
         for w in self._native.warnings:
             print(f"streamgauge: warning: {w}", file=sys.stderr)
         if self._native.help is not None:

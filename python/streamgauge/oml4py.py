@@ -2,9 +2,19 @@
 
 Change ``import oml4py`` (or ``from oml4py import OMLBase``) to
 ``from streamgauge import oml4py`` (or ``from streamgauge.oml4py import
-OMLBase``) and the script runs unchanged, on the native client: binary
-encoding by default, and every ``--oml-*`` option of the C library
-(``--oml-config`` for filters and several destinations, ``--oml-text``…).
+OMLBase``) and the script runs unchanged, on the native client, with
+every ``--oml-*`` option of the C library (``--oml-config`` for filters
+and several destinations, ``--oml-binary``…).
+
+The tables it fills are those oml4py fills: text encoding (exact doubles),
+sequence numbers from 0, stream numbers 1, 2, … in ``addmp`` order (no
+``_client_instrumentation`` or ``_client_clock`` stream unless
+``--oml-instr-interval``/``--oml-clock-interval`` ask for them), and each
+value stored as the server reads ``str(value)``, which is what oml4py
+sends: ``"false"``, ``"False"``, ``"0"`` and ``""`` are false booleans
+and ``"yes"`` a true one; a blob is the base64 text it is given (or raw
+``bytes``); a value the server would refuse (``"3.5"`` for an integer)
+loses its row, reported on standard error, as the server would drop it.
 
 Argument handling follows oml4py: the constructor's ``domain``, ``sender``
 and ``uri`` win over ``--oml-domain``, ``--oml-id``, ``--oml-collect``
@@ -29,10 +39,46 @@ __version__ = "2.10.4"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
+def _as_int(v):
+    """An integer as the server reads ``str(v)``: decimal digits, optional
+    sign (``True`` is sent as ``True`` and refused, as with oml4py)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    s = str(v)
+    if not re.fullmatch(r"[+-]?[0-9]+", s):
+        raise ValueError(f"{s!r} is not an integer")
+    return int(s)
+
+
+def _as_float(v):
+    if isinstance(v, float):
+        return v
+    return float(str(v))
+
+
+def _as_bool(v):
+    """liboml2's reading of ``str(v)``: false when it is a case-insensitive
+    prefix of ``false`` (the empty string too) or ``0``, else true."""
+    s = str(v)
+    return not (s == "0" or "false".startswith(s.lower()))
+
+
+def _as_blob(v):
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(str(v), validate=True)
+    except binascii.Error as e:
+        raise ValueError(f"{str(v)!r} is not base64 ({e})") from None
+
+
 _CONVERT = {
-    "int32": int, "uint32": int, "int64": int, "uint64": int, "integer": int,
-    "long": int, "guid": int, "double": float, "real": float, "float": float,
-    "string": str, "bool": bool, "blob": bytes,
+    "int32": _as_int, "uint32": _as_int, "int64": _as_int, "uint64": _as_int, "integer": _as_int,
+    "long": _as_int, "guid": _as_int, "double": _as_float, "real": _as_float, "float": _as_float,
+    "string": str, "bool": _as_bool, "blob": _as_blob,
 }
 
 
@@ -149,7 +195,8 @@ class OMLBase:
                 self._client = Client(
                     appname, domain=domain, sender=sender,
                     collect=None if _has_config(other) else collect,
-                    argv=[appname] + other,
+                    argv=[appname] + _oml4py_defaults(other) + other,
+                    first_seq=0,
                 )
             except Error as e:
                 _err("ERROR", str(e))
@@ -204,9 +251,12 @@ class OMLBase:
         mp, convs, _ = entry
         try:
             values = list(values)
-            typed = tuple(c(v) if not isinstance(v, c) else v for c, v in zip(convs, values))
-        except (TypeError, ValueError):
+            typed = tuple(c(v) for c, v in zip(convs, values))
+        except TypeError:
             _err("ERROR", "Invalid measurement list")
+            return
+        except ValueError as e:
+            _err("ERROR", f"Sample of MP '{mpname}' not stored: {e} (the server would refuse it)")
             return
         if self.oml and mp is not None:
             try:
@@ -263,6 +313,20 @@ class OMLBase:
             return
         _err("WARN", "Disabling OML output")
         self.oml = False
+
+
+def _oml4py_defaults(opts: list[str]) -> list[str]:
+    """Options that make the native client send what oml4py sends, unless
+    the user chose otherwise (their options come later and win)."""
+    given = {o.partition("=")[0] for o in opts}
+    out = []
+    if not given & {"--oml-binary", "--oml-text", "--oml-config"}:
+        out.append("--oml-text")
+    if "--oml-instr-interval" not in given:
+        out += ["--oml-instr-interval", "0"]
+    if "--oml-clock-interval" not in given:
+        out += ["--oml-clock-interval", "0"]
+    return out
 
 
 def _has_config(opts: list[str]) -> bool:

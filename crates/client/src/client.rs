@@ -40,6 +40,10 @@ pub struct Options {
     /// receiver's `streamgauge-resume` line before it treats the receiver as
     /// one that does not speak the extension (spec §3.6). Default 5 s.
     pub backchannel_timeout: Duration,
+    /// Sequence number of each stream's first tuple: 1 as liboml2 numbers
+    /// them (the default), 0 as the oml4py package does (its drop-in uses
+    /// 0 so that tables are identical).
+    pub first_seq: i64,
 }
 
 impl Default for Options {
@@ -48,6 +52,7 @@ impl Default for Options {
             ring_bytes: 512 << 10,
             close_timeout: Duration::from_secs(5),
             backchannel_timeout: Duration::from_secs(5),
+            first_seq: 1,
         }
     }
 }

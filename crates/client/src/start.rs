@@ -124,6 +124,7 @@ pub(crate) fn start(
         );
         output.clock_index = clock.map(|s| s.index);
         output.instr_window = crate::instr_window::InstrWindow::new(instr_window);
+        output.seq_base = sh.options.first_seq - 1;
         outputs.push(output);
         queues.push(queue);
     }

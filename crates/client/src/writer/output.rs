@@ -40,6 +40,8 @@ pub(crate) struct Output {
     pub(crate) streams: Vec<Stream>,
     /// Last schema-0 sequence number.
     seq0: i64,
+    /// Added to every stream's sequence numbers (`Options::first_seq` − 1).
+    pub(crate) seq_base: i64,
     /// Last `_client_instrumentation` sequence number.
     instr_seq: i64,
     /// Whether `_client_instrumentation` goes here.
@@ -80,6 +82,7 @@ impl Output {
             queued: 0,
             streams,
             seq0: 0,
+            seq_base: 0,
             instr_seq: 0,
             instrumentation,
             instr_window: None,
@@ -111,7 +114,7 @@ impl Output {
                     ..
                 } = self;
                 let st = &mut streams[s];
-                let seq = st.next_seq();
+                let seq = st.next_seq() + self.seq_base;
                 let start = chunk.bytes.len();
                 let res = encoder.tuple(
                     &mut chunk.bytes,
@@ -140,7 +143,7 @@ impl Output {
             ..
         } = self;
         let st = &mut streams[s];
-        let seq = st.next_seq();
+        let seq = st.next_seq() + self.seq_base;
         let start = chunk.bytes.len();
         let res = encoder.tuple(
             &mut chunk.bytes,
