@@ -136,16 +136,11 @@ pub fn run(args: &ObserverArgs) -> Result<bool> {
         .filter(|r| r.instrumented)
         .map(|r| r.sent)
         .sum();
-    let stored = match (&server, args.target) {
-        (Some(_), Target::Server) => wait_rows(tmp.path(), reported)?,
-        _ => stats.destinations[0].written.saturating_sub(
-            stats.destinations[0]
-                .per_source
-                .iter()
-                .filter(|s| s.name != "udp_tx")
-                .map(|s| s.written)
-                .sum::<u64>(),
-        ),
+    // What arrived, read back from where it went (the client's own
+    // counters would only say what it handed over).
+    let stored = match args.target {
+        Target::Server => wait_rows(tmp.path(), reported)?,
+        Target::File => file_rows(&tmp.path().join("observer.omsp"), "observer_udp_tx")?,
     };
     if let Some(s) = server {
         runtime.block_on(s.shutdown());
@@ -278,6 +273,40 @@ fn wait_rows(dir: &std::path::Path, want: u64) -> Result<u64> {
             return Ok(got);
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Rows of `stream` in an OMSP file, decoded as the server would.
+fn file_rows(path: &std::path::Path, stream: &str) -> Result<u64> {
+    use std::io::Read;
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut decoder = omsp::Decoder::new();
+    let mut index = None;
+    let mut rows = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            decoder.finish();
+        } else {
+            decoder.feed(&buf[..n]);
+        }
+        while let Some(ev) = decoder.next_event() {
+            match ev.with_context(|| format!("decoding {}", path.display()))? {
+                omsp::Event::Header(h) => {
+                    index = h.schemas.iter().find(|s| s.name == stream).map(|s| s.index);
+                }
+                omsp::Event::Schema(s) if s.name == stream => index = Some(s.index),
+                omsp::Event::Sample(s) if Some(s.stream) == index => rows += 1,
+                _ => {}
+            }
+        }
+        if n == 0 {
+            return Ok(rows);
+        }
     }
 }
 
