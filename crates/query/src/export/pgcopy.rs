@@ -40,12 +40,12 @@ pub fn run(
     let reader = c.copy_out(&format!("COPY ({select}) TO STDOUT (FORMAT binary)"))?;
     let mut r = BufReader::with_capacity(1 << 16, reader);
     let mut head = [0u8; 19];
-    r.read_exact(&mut head)?;
+    r.read_exact(&mut head).map_err(copy_error)?;
     if &head[..11] != SIGNATURE {
         return Err(bad("no binary COPY signature"));
     }
     let ext = u32::from_be_bytes([head[15], head[16], head[17], head[18]]);
-    std::io::copy(&mut (&mut r).take(u64::from(ext)), &mut std::io::sink())?;
+    std::io::copy(&mut (&mut r).take(u64::from(ext)), &mut std::io::sink()).map_err(copy_error)?;
     let mut cells = Vec::with_capacity(cols.len());
     let mut buf = Vec::new();
     loop {
@@ -65,14 +65,14 @@ pub fn run(
             }
             let len = len as usize;
             // Most values are in the buffer already: decode them in place.
-            let avail = r.fill_buf()?;
+            let avail = r.fill_buf().map_err(copy_error)?;
             let v = if avail.len() >= len {
                 let v = PgValue::from_sql(ty, &avail[..len]).map_err(decode)?;
                 r.consume(len);
                 v
             } else {
                 buf.resize(len, 0);
-                r.read_exact(&mut buf)?;
+                r.read_exact(&mut buf).map_err(copy_error)?;
                 PgValue::from_sql(ty, &buf).map_err(decode)?
             };
             cells.push(pg_binary_cell(Some(v), col.kind));
@@ -84,8 +84,26 @@ pub fn run(
 
 fn read<const N: usize>(r: &mut impl Read) -> Result<[u8; N], ExportError> {
     let mut b = [0u8; N];
-    r.read_exact(&mut b)?;
+    r.read_exact(&mut b).map_err(copy_error)?;
     Ok(b)
+}
+
+/// The COPY reader reports the server's errors (a cancelled statement
+/// among them: the time budget) as I/O errors wrapping them: give them
+/// back their PostgreSQL identity, so a timeout is told as one.
+fn copy_error(e: std::io::Error) -> ExportError {
+    if e.get_ref()
+        .is_some_and(|inner| inner.is::<postgres::Error>())
+    {
+        if let Some(Ok(pg)) = e
+            .into_inner()
+            .map(|inner| inner.downcast::<postgres::Error>())
+        {
+            return ExportError::Postgres(*pg);
+        }
+        unreachable!("checked just above");
+    }
+    ExportError::Io(e)
 }
 
 fn bad(what: &str) -> ExportError {
