@@ -304,60 +304,67 @@ fn rows(db: &Path) -> Vec<(String, Vec<Vec<Sql>>)> {
 }
 
 /// Our library into the stock server stores what the stock library does.
+///
+/// The stock pair itself is not reliable: now and then (text mode, a busy
+/// machine) the stock oml2-server stops at the stock client's first schema
+/// and stores nothing more. A run where either database stays empty is
+/// tried again with a fresh server, up to three times, and the logs of
+/// every attempt are kept for the failure message; a run where both
+/// arrived is compared cell by cell.
 #[test]
 fn our_library_into_the_stock_server_as_the_stock_library() {
     let Some(p) = reference() else { return };
     for enc in ["--oml-binary", "--oml-text"] {
-        let work = tempfile::tempdir().unwrap();
-        let data = work.path().join("data");
-        std::fs::create_dir(&data).unwrap();
-        let server = StockServer::start(p, &data);
-        let uri = format!("tcp:127.0.0.1:{}", server.port);
-        let ours = compile("generator.c", work.path(), "gen_ours", Link::Shared);
-        let stock = generator_against_reference(p, work.path());
-        let mut log = run_with(
-            &ours,
-            &lib_dir(),
-            &[
-                "--oml-collect",
-                &uri,
-                enc,
-                "--oml-id",
-                "s1",
-                "--oml-domain",
-                "ours",
-            ],
-            work.path(),
-        );
-        log += &run_with(
-            &stock,
-            &p.join("lib"),
-            &[
-                "--oml-collect",
-                &uri,
-                enc,
-                "--oml-id",
-                "s1",
-                "--oml-domain",
-                "stock",
-            ],
-            work.path(),
-        );
-        // The stock server writes as it reads: wait for both databases.
-        for d in ["ours", "stock"] {
+        let mut failures = Vec::new();
+        while failures.len() < 3 {
+            match compare_into_stock_server(p, enc) {
+                Ok(()) => break,
+                Err(why) => failures.push(why),
+            }
+        }
+        assert!(failures.len() < 3, "{enc}:\n{}", failures.join("\n---\n"));
+    }
+}
+
+/// One attempt: both programs into a fresh stock server; `Err` when a
+/// database stayed empty, a panic when the rows differ.
+fn compare_into_stock_server(p: &Path, enc: &str) -> Result<(), String> {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let server = StockServer::start(p, &data);
+    let uri = format!("tcp:127.0.0.1:{}", server.port);
+    let ours = compile("generator.c", work.path(), "gen_ours", Link::Shared);
+    let stock = generator_against_reference(p, work.path());
+    let args = |domain| {
+        [
+            "--oml-collect",
+            &uri,
+            enc,
+            "--oml-id",
+            "s1",
+            "--oml-domain",
+            domain,
+        ]
+    };
+    let mut log = run_with(&ours, &lib_dir(), &args("ours"), work.path());
+    log += &run_with(&stock, &p.join("lib"), &args("stock"), work.path());
+    // The stock server writes as it reads: wait for both databases.
+    for d in ["ours", "stock"] {
+        if !wait_for_row(&data.join(format!("{d}.sq3")), Duration::from_secs(20)) {
             let server_log =
                 std::fs::read_to_string(data.join("oml_server.log")).unwrap_or_default();
-            assert!(
-                wait_for_row(&data.join(format!("{d}.sq3")), Duration::from_secs(30)),
-                "{enc}: no row in {d}.sq3; clients said:\n{log}\nthe server:\n{server_log}"
-            );
+            return Err(format!(
+                "no row in {d}.sq3; clients said:\n{log}\nthe server:\n{server_log}"
+            ));
         }
-        drop(server);
-        let (ours, stock) = (rows(&data.join("ours.sq3")), rows(&data.join("stock.sq3")));
-        assert_eq!(
-            ours, stock,
-            "{enc}: our library vs the stock library, both into oml2-server"
-        );
-        assert_eq!(stock[0].1.len(), 3, "{enc}");
     }
+    drop(server);
+    let (ours, stock) = (rows(&data.join("ours.sq3")), rows(&data.join("stock.sq3")));
+    assert_eq!(
+        ours, stock,
+        "{enc}: our library vs the stock library, both into oml2-server"
+    );
+    assert_eq!(stock[0].1.len(), 3, "{enc}");
+    Ok(())
 }
