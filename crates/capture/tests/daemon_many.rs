@@ -109,7 +109,9 @@ fn sessions_256_concurrent_and_isolated() {
         v["counters"].clone()
     };
     for i in 0..N {
-        while counters(i)["stored"] != slice(i) {
+        // The counters are published every 250 ms: wait for both the
+        // session's slice and every packet offered to reach them.
+        while counters(i)["stored"] != slice(i) || counters(i)["seen"].as_u64().unwrap() < total {
             assert!(
                 t0.elapsed() < Duration::from_secs(30),
                 "m{i}: {}, expected {}",
