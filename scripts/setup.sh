@@ -26,6 +26,7 @@ APT_PACKAGES=(
     # manager browser tests: Debian's headless chromium, driven by
     # playwright-core (node and npm: see setup_web)
     chromium fonts-dejavu-core
+    ruby libpopt-dev  # scaffold tests: the reference oml2-scaffold, popt for generated mains
 )
 
 STEP="start"
