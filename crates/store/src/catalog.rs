@@ -64,6 +64,16 @@ fn candidate_name(name: &str, k: u32) -> String {
     }
 }
 
+/// Where a schema goes (see [`Catalog::first_slot`]).
+enum Slot {
+    /// A table with the same definition.
+    Same(TableId),
+    /// A free name (attempt `k`), as the schema to store.
+    Free(Schema, u32),
+    /// Every name holds another definition.
+    Exhausted,
+}
+
 /// How a database compares table names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameCase {
@@ -149,6 +159,11 @@ impl<T: StreamTable> Catalog<T> {
     /// Reads the tables of an existing database and their `table_<name>`
     /// rows. `db_name` names the database in warnings.
     pub fn load<D: CatalogDb>(db: &mut D, db_name: &str) -> Result<Catalog<T>, StoreError> {
+        Catalog::read(db, db_name, true)
+    }
+
+    /// [`Catalog::load`], warning about unusable tables if `warn`.
+    fn read<D: CatalogDb>(db: &mut D, db_name: &str, warn: bool) -> Result<Catalog<T>, StoreError> {
         let mut cat = Catalog::new(D::NAME_CASE);
         let case = cat.case;
         let existing = db.table_names()?;
@@ -167,7 +182,7 @@ impl<T: StreamTable> Catalog<T> {
                     Some(schema) => {
                         if db.column_count(name)? == OML_COLUMN_COUNT + schema.fields.len() {
                             cat.push(schema);
-                        } else {
+                        } else if warn {
                             tracing::warn!(
                                 db = db_name,
                                 table = name,
@@ -175,6 +190,7 @@ impl<T: StreamTable> Catalog<T> {
                             );
                         }
                     }
+                    None if !warn => {}
                     None => tracing::warn!(
                         db = db_name,
                         key,
@@ -190,7 +206,7 @@ impl<T: StreamTable> Catalog<T> {
             let key = case.key(&name);
             if !cat.by_name.contains_key(&key) {
                 let ours = key == senders || key == sessions || key == clock;
-                if !ours && !D::is_internal(&key) {
+                if warn && !ours && !D::is_internal(&key) {
                     tracing::warn!(db = db_name, table = %name, "table has no schema row; ignoring it");
                 }
                 cat.foreign.insert(key);
@@ -199,11 +215,78 @@ impl<T: StreamTable> Catalog<T> {
         Ok(cat)
     }
 
+    /// Adds what other writers of the database created since it was read:
+    /// the tables this catalog does not know yet. Known tables keep their
+    /// ids; a name that was foreign becomes a table once its schema row is
+    /// there.
+    pub fn refresh<D: CatalogDb>(&mut self, db: &mut D, db_name: &str) -> Result<(), StoreError> {
+        let fresh = Catalog::<T>::read(db, db_name, false)?;
+        for t in fresh.tables {
+            let key = self.case.key(&t.schema().name);
+            if !self.by_name.contains_key(&key) {
+                self.foreign.remove(&key);
+                self.push(t.schema().clone());
+            }
+        }
+        for key in fresh.foreign {
+            if !self.by_name.contains_key(&key) {
+                self.foreign.insert(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// The table of `schema` if the catalog alone can tell — a name of
+    /// `<name>`, `<name>_2` … with the same definition comes before any
+    /// free name — or `None` if the database must be asked (another writer
+    /// may have taken the free name meanwhile).
+    pub fn lookup(&self, schema: &Schema) -> Option<TableId> {
+        match self.first_slot(schema) {
+            Slot::Same(id) => Some(id),
+            Slot::Free(..) | Slot::Exhausted => None,
+        }
+    }
+
+    /// The first of `<name>`, `<name>_2` … `<name>_9` that holds the same
+    /// definition or is free.
+    fn first_slot(&self, schema: &Schema) -> Slot {
+        for k in 1..=MAX_SUFFIX {
+            let stored = Schema {
+                index: schema.index,
+                name: candidate_name(&schema.name, k),
+                fields: schema.fields.clone(),
+            };
+            let key = self.case.key(&stored.name);
+            match self.by_name.get(&key) {
+                Some(&id) if self.tables[id].schema().same_definition(&stored) => {
+                    return Slot::Same(TableId(id))
+                }
+                Some(_) => {}
+                None if self.foreign.contains(&key) => {}
+                None => return Slot::Free(stored, k),
+            }
+        }
+        Slot::Exhausted
+    }
+
     fn push(&mut self, schema: Schema) -> TableId {
         let id = self.tables.len();
         self.by_name.insert(self.case.key(&schema.name), id);
         self.tables.push(T::from_schema(schema));
         TableId(id)
+    }
+
+    /// Number of known tables (ids are `0..len`).
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Forgets the tables from id `len` on (added by a transaction that
+    /// then failed: they do not exist).
+    pub fn truncate(&mut self, len: usize) {
+        for t in self.tables.drain(len.min(self.tables.len())..) {
+            self.by_name.remove(&self.case.key(&t.schema().name));
+        }
     }
 
     /// The table behind an id.
@@ -237,33 +320,22 @@ impl<T: StreamTable> Catalog<T> {
         db: &mut D,
         schema: &Schema,
     ) -> Result<(TableId, bool), StoreError> {
-        for k in 1..=MAX_SUFFIX {
-            let stored = Schema {
-                index: schema.index,
-                name: candidate_name(&schema.name, k),
-                fields: schema.fields.clone(),
-            };
-            let key = self.case.key(&stored.name);
-            if let Some(&id) = self.by_name.get(&key) {
-                if self.tables[id].schema().same_definition(&stored) {
-                    return Ok((TableId(id), false));
-                }
-                continue;
+        let (stored, k) = match self.first_slot(schema) {
+            Slot::Same(id) => return Ok((id, false)),
+            Slot::Free(stored, k) => (stored, k),
+            Slot::Exhausted => {
+                return Err(StoreError::SchemaConflict {
+                    name: schema.name.clone(),
+                })
             }
-            if self.foreign.contains(&key) {
-                continue;
-            }
-            if k > 1 {
-                tracing::warn!(table = %stored.name, stream = %schema.name,
-                    "creating a renamed table for a stream with an incompatible schema");
-            }
-            db.create_table(&stored)?;
-            db.insert_bookkeeping(&table_key(&stored.name), &stored.to_string())?;
-            return Ok((self.push(stored), true));
+        };
+        if k > 1 {
+            tracing::warn!(table = %stored.name, stream = %schema.name,
+                "creating a renamed table for a stream with an incompatible schema");
         }
-        Err(StoreError::SchemaConflict {
-            name: schema.name.clone(),
-        })
+        db.create_table(&stored)?;
+        db.insert_bookkeeping(&table_key(&stored.name), &stored.to_string())?;
+        Ok((self.push(stored), true))
     }
 }
 
@@ -377,6 +449,28 @@ mod tests {
         cat.register(&mut db, &schema("1 A_M x:int32")).unwrap();
         let (id, _) = cat.register(&mut db, &schema("1 a_m x:int32")).unwrap();
         assert_eq!(cat.get(id).unwrap().name, "a_m_2");
+    }
+
+    #[test]
+    fn refresh_adds_what_another_writer_created_and_keeps_ids() {
+        let mut db = FakeDb::default();
+        let mut mine = Catalog::<Schema>::new(FakeDb::NAME_CASE);
+        mine.register(&mut db, &omsp::metadata::schema0()).unwrap();
+        let (a, _) = mine.register(&mut db, &schema("1 a x:int32")).unwrap();
+        // Another writer, with its own catalog, creates b and a_2.
+        let mut other = Catalog::<Schema>::load(&mut db, "t").unwrap();
+        other.register(&mut db, &schema("1 b x:int32")).unwrap();
+        other.register(&mut db, &schema("1 a y:bool")).unwrap();
+        assert_eq!(mine.lookup(&schema("2 a x:int32")), Some(a));
+        assert_eq!(mine.lookup(&schema("1 b x:int32")), None, "must ask the db");
+        mine.refresh(&mut db, "t").unwrap();
+        assert_eq!(mine.find("a"), Some(a));
+        let b = mine.lookup(&schema("1 b x:int32")).expect("b now known");
+        assert_eq!(mine.get(b).unwrap().name, "b");
+        // The conflict is resolved to the table the other writer created.
+        let (a2, created) = mine.register(&mut db, &schema("1 a y:bool")).unwrap();
+        assert!(!created);
+        assert_eq!(mine.get(a2).unwrap().name, "a_2");
     }
 
     #[test]

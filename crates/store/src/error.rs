@@ -71,7 +71,44 @@ pub enum StoreError {
     /// A COPY stream to PostgreSQL could not be written.
     #[error("postgresql copy: {0}")]
     Io(#[from] std::io::Error),
-    /// PostgreSQL reported an error.
-    #[error("postgresql: {0}")]
+    /// PostgreSQL reported an error (shown with its SQLSTATE, message,
+    /// detail and hint when the server sent them).
+    #[error("postgresql: {}", describe_pg(.0))]
     Postgres(#[from] ::postgres::Error),
+}
+
+/// `SQLSTATE 42P07: relation "x" already exists (detail: …; hint: …)` for
+/// errors the server reported, else the client library's text with its
+/// cause (`connection closed`, `error connecting to server: …`).
+pub fn describe_pg(e: &::postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut s = format!("SQLSTATE {}: {}", db.code().code(), db.message());
+        if let Some(d) = db.detail() {
+            s.push_str(&format!(" (detail: {d})"));
+        }
+        if let Some(h) = db.hint() {
+            s.push_str(&format!(" (hint: {h})"));
+        }
+        return s;
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
+impl StoreError {
+    /// The SQLSTATE of a PostgreSQL error, if the server sent one (also when
+    /// it came through a COPY stream's I/O error).
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            StoreError::Postgres(e) => e.code().map(|c| c.code()),
+            StoreError::Io(io) => io
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<::postgres::Error>())
+                .and_then(|e| e.code())
+                .map(|c| c.code()),
+            _ => None,
+        }
+    }
 }

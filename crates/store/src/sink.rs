@@ -82,6 +82,13 @@ pub trait Sink {
     /// Writes what is queued and commits the open transaction, if any.
     fn commit(&mut self) -> Result<(), StoreError>;
 
+    /// Rows that [`insert`](Sink::insert) accepted but the database then
+    /// refused at a commit, since the last call (PostgreSQL checks some
+    /// values only then). They are not stored.
+    fn refused(&mut self) -> u64 {
+        0
+    }
+
     /// Commits and closes the database.
     fn close(self) -> Result<(), StoreError>
     where

@@ -30,8 +30,18 @@ impl<S: Sink> Metered<S> {
         }
     }
 
-    fn committed(&mut self) {
-        if self.pending > 0 {
+    /// After a commit attempt (`done`: it committed).
+    fn committed(&mut self, done: bool) {
+        // Accepted rows that the database refused at the commit: not stored.
+        let refused = self.inner.refused();
+        if refused > 0 {
+            self.pending = self.pending.saturating_sub(refused);
+            self.metrics.stored.fetch_sub(refused, Ordering::Relaxed);
+            self.metrics
+                .rejected_store
+                .fetch_add(refused, Ordering::Relaxed);
+        }
+        if done && self.pending > 0 {
             self.metrics.commit(self.pending);
             self.pending = 0;
         }
@@ -112,25 +122,25 @@ impl<S: Sink> Sink for Metered<S> {
     }
 
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
-        let done = self.inner.commit_if_due(policy, idle)?;
-        if done {
-            self.committed();
-        }
-        Ok(done)
+        let res = self.inner.commit_if_due(policy, idle);
+        self.committed(matches!(res, Ok(true)));
+        res
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.inner.commit()?;
-        self.committed();
-        Ok(())
+        let res = self.inner.commit();
+        self.committed(res.is_ok());
+        res
+    }
+
+    fn refused(&mut self) -> u64 {
+        self.inner.refused()
     }
 
     fn close(mut self) -> Result<(), StoreError> {
-        let pending = std::mem::take(&mut self.pending);
-        self.inner.close()?;
-        if pending > 0 {
-            self.metrics.commit(pending);
-        }
-        Ok(())
+        let res = self.inner.commit();
+        self.committed(res.is_ok());
+        res?;
+        self.inner.close()
     }
 }

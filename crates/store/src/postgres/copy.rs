@@ -10,8 +10,11 @@
 //! row a 16-bit field count and per field a 32-bit length (−1 for NULL) and
 //! the value in the type's binary send format, then a −1 trailer.
 
+use std::borrow::Cow;
+
 use omsp::{OmlType, Schema, Value};
 
+use super::columns::{self, Column, Layout, Uint64Layout};
 use crate::error::StoreError;
 use crate::row::Row;
 use crate::sqlite::values;
@@ -43,10 +46,11 @@ impl CopyBuffer {
         self.rows.is_empty()
     }
 
-    /// Appends a row of `schema`'s table. On error nothing is appended.
-    pub fn push(&mut self, schema: &Schema, row: &Row) -> Result<(), StoreError> {
+    /// Appends a row of `schema`'s table, whose columns have the types of
+    /// `layout`. On error nothing is appended.
+    pub fn push(&mut self, schema: &Schema, layout: &Layout, row: &Row) -> Result<(), StoreError> {
         let ts = (row.ts_client, row.ts_server);
-        self.push_tuple(schema, row.sender, row.seq, ts, &row.values)
+        self.push_in(schema, layout, (row.sender, row.seq), ts, &row.values)
     }
 
     /// Appends a row given by its parts, for callers that have no table
@@ -61,15 +65,27 @@ impl CopyBuffer {
         (ts_client, ts_server): (f64, f64),
         values: &[Value],
     ) -> Result<(), StoreError> {
-        let start = self.data.len();
-        let res = encode_row(
-            &mut self.data,
+        let layout = Layout::ours(schema, Uint64Layout::Numeric);
+        self.push_in(
             schema,
-            sender,
-            seq,
+            &layout,
+            (sender, seq),
             (ts_client, ts_server),
             values,
-        );
+        )
+    }
+
+    /// [`CopyBuffer::push_tuple`] into columns of the types of `layout`.
+    pub fn push_in(
+        &mut self,
+        schema: &Schema,
+        layout: &Layout,
+        (sender, seq): (i64, i64),
+        ts: (f64, f64),
+        values: &[Value],
+    ) -> Result<(), StoreError> {
+        let start = self.data.len();
+        let res = encode_row(&mut self.data, schema, layout, (sender, seq), ts, values);
         match res {
             Ok(()) => {
                 self.rows.push((self.data.len(), seq));
@@ -107,12 +123,12 @@ impl CopyBuffer {
 fn encode_row(
     out: &mut Vec<u8>,
     schema: &Schema,
-    sender: i64,
-    seq: i64,
+    layout: &Layout,
+    (sender, seq): (i64, i64),
     (ts_client, ts_server): (f64, f64),
     values: &[Value],
 ) -> Result<(), StoreError> {
-    if schema.fields.len() != values.len() {
+    if schema.fields.len() != values.len() || layout.fields.len() != values.len() {
         return Err(StoreError::RowShape {
             table: schema.name.clone(),
             expected: schema.fields.len(),
@@ -122,12 +138,13 @@ fn encode_row(
     let count =
         i16::try_from(4 + values.len()).map_err(|_| unstorable(schema, "too many fields"))?;
     out.extend_from_slice(&count.to_be_bytes());
-    let sender = i32::try_from(sender).map_err(|_| unstorable(schema, "sender id beyond INT4"))?;
-    field(out, &sender.to_be_bytes());
-    field(out, &seq.to_be_bytes());
-    timestamp(out, ts_client);
-    timestamp(out, ts_server);
-    for (f, v) in schema.fields.iter().zip(values) {
+    let misfit = |what: &str, why: String| unstorable(schema, &format!("{what}: {why}"));
+    columns::integer(out, layout.sender, i128::from(sender))
+        .map_err(|e| misfit("oml_sender_id", e))?;
+    columns::integer(out, layout.seq, i128::from(seq)).map_err(|e| misfit("oml_seq", e))?;
+    timestamp(out, layout.ts, ts_client).map_err(|e| misfit("oml_ts_client", e))?;
+    timestamp(out, layout.ts, ts_server).map_err(|e| misfit("oml_ts_server", e))?;
+    for ((f, v), &col) in schema.fields.iter().zip(values).zip(&layout.fields) {
         if !compatible(f.ty, v) {
             return Err(unstorable(
                 schema,
@@ -139,7 +156,8 @@ fn encode_row(
                 ),
             ));
         }
-        value(out, schema, v)?;
+        let text = value_text(schema, v)?;
+        columns::value(out, col, v, &text).map_err(|e| misfit(&f.name, e))?;
     }
     Ok(())
 }
@@ -156,45 +174,41 @@ fn compatible(ty: OmlType, v: &Value) -> bool {
     v.oml_type() == ty
 }
 
-fn field(out: &mut Vec<u8>, bytes: &[u8]) {
-    // Callers keep values far below 2 GiB (the decoder's packet bound).
-    let len = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(bytes);
-}
-
 fn null(out: &mut Vec<u8>) {
     out.extend_from_slice(&(-1i32).to_be_bytes());
 }
 
 /// `oml_ts_*`: NaN means "no timestamp" and is stored as NULL, as in SQLite.
-fn timestamp(out: &mut Vec<u8>, t: f64) {
+fn timestamp(out: &mut Vec<u8>, col: Column, t: f64) -> Result<(), columns::Misfit> {
     if t.is_nan() {
         null(out);
+        Ok(())
     } else {
-        field(out, &t.to_be_bytes());
+        columns::double(out, col, t)
     }
 }
 
-fn value(out: &mut Vec<u8>, schema: &Schema, v: &Value) -> Result<(), StoreError> {
+/// The text of a string or vector value (empty for the other types, which
+/// are written from their binary value).
+fn value_text<'a>(schema: &Schema, v: &'a Value) -> Result<Cow<'a, str>, StoreError> {
     match v {
-        Value::Int32(i) => field(out, &i.to_be_bytes()),
-        Value::UInt32(u) => field(out, &i64::from(*u).to_be_bytes()),
-        Value::Int64(i) => field(out, &i.to_be_bytes()),
-        Value::UInt64(u) | Value::Guid(u) => field(out, &numeric(*u)),
-        Value::Double(d) => field(out, &d.to_be_bytes()),
-        Value::Bool(b) => field(out, &[u8::from(*b)]),
-        Value::String(s) => field(out, text(schema, s)?.as_bytes()),
-        Value::Blob(b) => field(out, b),
+        Value::String(s) => Ok(Cow::Borrowed(text(schema, s)?)),
+        Value::Int32(_)
+        | Value::UInt32(_)
+        | Value::Int64(_)
+        | Value::UInt64(_)
+        | Value::Guid(_)
+        | Value::Double(_)
+        | Value::Bool(_)
+        | Value::Blob(_) => Ok(Cow::Borrowed("")),
         vector => match values::to_sql(vector) {
             // The vector text of the SQLite store, `[ a, b, c ]`, shared.
             rusqlite::types::ToSqlOutput::Owned(rusqlite::types::Value::Text(s)) => {
-                field(out, s.as_bytes())
+                Ok(Cow::Owned(s))
             }
-            _ => return Err(unstorable(schema, "vector has no text form")),
+            _ => Err(unstorable(schema, "vector has no text form")),
         },
     }
-    Ok(())
 }
 
 /// PostgreSQL text cannot hold a NUL character: refuse the row up front,
@@ -265,9 +279,10 @@ mod tests {
             values: vec![Value::String(a.into()), Value::Int32(1)],
         };
         let mut buf = CopyBuffer::default();
-        buf.push(&s, &row("ok")).unwrap();
+        let layout = Layout::ours(&s, Uint64Layout::Numeric);
+        buf.push(&s, &layout, &row("ok")).unwrap();
         let n = buf.bytes();
-        assert!(buf.push(&s, &row("a\0b")).is_err());
+        assert!(buf.push(&s, &layout, &row("a\0b")).is_err());
         assert_eq!(buf.bytes(), n);
         assert_eq!(buf.each_row().count(), 1);
     }

@@ -7,6 +7,7 @@
 
 use omsp::{OmlType, Schema};
 
+use super::columns::Uint64Layout;
 use crate::error::StoreError;
 use crate::sql::{self, quote, ColumnTypes};
 
@@ -24,6 +25,21 @@ const COLUMN_TYPES: ColumnTypes = ColumnTypes {
     oml: ["INT4", "INT8", "FLOAT8", "FLOAT8"],
     field: pg_type,
 };
+
+/// [`COLUMN_TYPES`] with the reference's BIGINT for uint64 and guid
+/// ([`Uint64Layout::Bigint`]).
+const COLUMN_TYPES_BIGINT: ColumnTypes = ColumnTypes {
+    field: pg_type_bigint,
+    ..COLUMN_TYPES
+};
+
+/// [`pg_type`] with uint64 and guid as the reference's BIGINT.
+fn pg_type_bigint(ty: OmlType) -> &'static str {
+    match ty {
+        OmlType::UInt64 | OmlType::Guid => Uint64Layout::Bigint.sql_type(),
+        other => pg_type(other),
+    }
+}
 
 /// The PostgreSQL column type of an OML type.
 ///
@@ -62,11 +78,20 @@ pub fn check_identifier(name: &str) -> Result<(), StoreError> {
 /// `CREATE TABLE "<name>" (oml_tuple_id SERIAL PRIMARY KEY, …, "<f>" <T>, …);`,
 /// after checking the table and field names against [`MAX_IDENTIFIER`].
 pub fn create_table(schema: &Schema) -> Result<String, StoreError> {
+    create_table_with(schema, Uint64Layout::Numeric)
+}
+
+/// [`create_table`] with uint64 and guid fields laid out as `uint64` says.
+pub fn create_table_with(schema: &Schema, uint64: Uint64Layout) -> Result<String, StoreError> {
     check_identifier(&schema.name)?;
     for f in &schema.fields {
         check_identifier(&f.name)?;
     }
-    Ok(sql::create_table(schema, &COLUMN_TYPES))
+    let types = match uint64 {
+        Uint64Layout::Numeric => &COLUMN_TYPES,
+        Uint64Layout::Bigint => &COLUMN_TYPES_BIGINT,
+    };
+    Ok(sql::create_table(schema, types))
 }
 
 /// `COPY "<name>" ("oml_sender_id",…,"<f>",…) FROM STDIN (FORMAT binary)`.
@@ -96,6 +121,13 @@ mod tests {
             "COPY \"a_b\" (\"oml_sender_id\",\"oml_seq\",\"oml_ts_client\",\
              \"oml_ts_server\",\"x\",\"y\",\"g\",\"ok\") FROM STDIN (FORMAT binary)"
         );
+    }
+
+    #[test]
+    fn bigint_layout_for_uint64() {
+        let s = Schema::parse("2 t u:uint64 g:guid").unwrap();
+        let sql = create_table_with(&s, Uint64Layout::Bigint).unwrap();
+        assert!(sql.ends_with("\"u\" INT8, \"g\" INT8);"), "{sql}");
     }
 
     #[test]

@@ -5,49 +5,82 @@
 //! table per stream, `_2`..`_9` renaming), with the reference's PostgreSQL
 //! column types except where they lose data (see [`ddl::pg_type`]).
 //!
+//! Several collection servers may write into one PostgreSQL, even into one
+//! domain at once. Everything that changes a domain's catalog — the layout,
+//! a table, a sender, the start time — runs in its own short transaction
+//! under the domain's advisory lock ([`lock`]), after re-reading what other
+//! servers committed, so all servers agree on names and ids.
+//!
 //! Write path: rows are encoded into a per-table binary COPY buffer as they
-//! come ([`copy`]) and sent as one `COPY … FROM STDIN (FORMAT binary)` per
-//! table when the transaction is committed (or the buffers grow large). Each
-//! COPY, and each other write, runs under a savepoint: if PostgreSQL refuses
-//! something, only that is undone — a refused COPY is retried row by row and
-//! only the rows the database refuses are dropped (and logged). The
-//! reference, whose failed INSERT aborts the open transaction, loses up to a
-//! second of every client's rows there.
+//! come ([`copy`]), in the types the table really has ([`columns`]), and
+//! kept, with the sessions' offsets and clock records, until the commit:
+//! then one transaction sends one `COPY … FROM STDIN (FORMAT binary)` per
+//! table and the rest, and commits. Each COPY runs under a savepoint: if
+//! PostgreSQL refuses it, the rows are retried one by one and only the rows
+//! it refuses are dropped (counted, and logged once per table and commit).
+//! If the connection is lost instead, nothing is dropped: the writer
+//! reconnects ([`link`]) and sends the whole transaction again — unless
+//! the lost answer was to its COMMIT and `txid_status` says it committed,
+//! so no row is stored twice.
 
 mod catalog;
+pub mod columns;
 pub mod copy;
 pub mod ddl;
+mod link;
+mod lock;
 mod options;
+mod write;
 
-use std::collections::HashMap;
-use std::io::Write;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
 use ::postgres::Client;
 use omsp::metadata::{schema0, SCHEMA0_NAME};
 use omsp::Schema;
 
+pub use columns::Uint64Layout;
 pub use options::PgOptions;
 
-use crate::catalog::{CatalogDb, START_TIME_KEY};
+use crate::catalog::START_TIME_KEY;
 use crate::clock::{ClockEstimate, ClockReport};
 use crate::commit::CommitPolicy;
 use crate::error::StoreError;
 use crate::row::{Row, TableId};
 use crate::sink::Sink;
-use catalog::{Catalog, Table};
+use catalog::{Catalog, Db};
 
-/// Queued COPY bytes (over all tables) that trigger a flush before the
-/// commit, so memory stays bounded with large rows.
+/// Queued COPY bytes (over all tables) that trigger a commit before the
+/// policy's, so memory stays bounded with large rows.
 const FLUSH_BYTES: usize = 16 << 20;
+
+/// What waits for the next commit besides the tables' rows.
+#[derive(Debug, Default)]
+struct Deferred {
+    /// Session → (sender, offset) to record (the latest only).
+    sessions: BTreeMap<String, (i32, i64)>,
+    /// Clock records, in order.
+    clock: Vec<ClockRecord>,
+}
+
+/// A clock record waiting for the commit.
+#[derive(Debug)]
+enum ClockRecord {
+    Estimate(ClockEstimate),
+    Report(ClockReport),
+}
 
 /// An open per-domain PostgreSQL database in the OML layout.
 ///
-/// Writes go into a transaction that is opened on the first write and ended
-/// by [`commit`](Sink::commit) (or [`commit_if_due`](Sink::commit_if_due)).
+/// Rows are kept until [`commit`](Sink::commit) (or
+/// [`commit_if_due`](Sink::commit_if_due)) writes them in one transaction.
 /// Dropping the store commits what is pending.
 pub struct PgStore {
-    /// The connection to the domain's database (its only writer).
+    /// How to connect again after losing the connection.
+    opts: PgOptions,
+    /// The domain (its database's name).
+    domain: String,
+    /// The connection to the domain's database (its only writer here).
     client: Client,
     /// `postgresql://<user>@<host>:<port>/<domain>`, for the hook and logs.
     uri: String,
@@ -55,14 +88,23 @@ pub struct PgStore {
     created: bool,
     /// The experiment's start time, once known.
     start_time: Option<i64>,
-    /// Stream tables and their queued rows.
+    /// Stream tables and their pending rows.
     catalog: Catalog,
-    /// `_senders`, cached: name → id.
+    /// `_senders`, cached: name → id (ids never change once given).
     senders: HashMap<String, i64>,
-    /// Open transaction: when it began and how many rows it holds.
+    /// Pending work: since when, and how many rows.
     tx: Option<(Instant, usize)>,
     /// Bytes queued in the tables' COPY buffers.
     queued_bytes: usize,
+    /// Session offsets and clock records for the next commit.
+    deferred: Deferred,
+    /// Tables of ours created on first use that this store has seen exist.
+    aux_ready: HashSet<&'static str>,
+    /// The transaction whose COMMIT got no answer (the connection died):
+    /// its id, to ask `txid_status` before sending the rows again.
+    in_doubt: Option<i64>,
+    /// Rows the database refused since [`PgStore::take_refused`].
+    refused: u64,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -77,28 +119,36 @@ impl std::fmt::Debug for PgStore {
 
 impl PgStore {
     /// Opens the database of `domain`, creating it (`CREATE DATABASE`) and
-    /// its layout if needed. Blocking; call from a plain thread.
+    /// its layout if needed; waits out a PostgreSQL that is restarting.
+    /// Blocking; call from a plain thread.
     pub fn open(opts: &PgOptions, domain: &str) -> Result<PgStore, StoreError> {
-        opts.ensure_database(domain)?;
-        let client = opts.connect(domain)?;
+        let uri = opts.uri(domain);
+        link::persist(opts, &uri, || opts.ensure_database(domain))?;
+        let client = link::persist(opts, &uri, || opts.connect(domain))?;
         let mut store = PgStore {
+            opts: opts.clone(),
+            domain: domain.to_owned(),
             client,
-            uri: opts.uri(domain),
+            uri,
             created: false,
             start_time: None,
-            catalog: Catalog::new(Client::NAME_CASE),
+            catalog: Catalog::new(catalog::NAME_CASE),
             senders: HashMap::new(),
             tx: None,
             queued_bytes: 0,
+            deferred: Deferred::default(),
+            aux_ready: HashSet::new(),
+            in_doubt: None,
+            refused: 0,
         };
-        store.begin()?;
-        store.init_layout()?;
-        store.commit()?;
+        store.start_time = store.locked(|s| s.init_layout())?;
+        store.created = store.start_time.is_none();
         Ok(store)
     }
 
-    fn init_layout(&mut self) -> Result<(), StoreError> {
-        self.catalog = Catalog::load(&mut self.client, &self.uri)?;
+    /// Under the catalog lock: the senders table, the catalog, schema 0;
+    /// returns the start time if one is stored.
+    fn init_layout(&mut self) -> Result<Option<i64>, StoreError> {
         let has_senders: bool = self
             .client
             .query_one("SELECT to_regclass('_senders') IS NOT NULL", &[])?
@@ -106,24 +156,65 @@ impl PgStore {
         if !has_senders {
             self.client.batch_execute(ddl::CREATE_SENDERS)?;
         }
+        let uint64 = self.opts.uint64;
+        let mut db = Db {
+            client: &mut self.client,
+            uint64,
+        };
+        self.catalog.refresh(&mut db, &self.uri)?;
         if self.catalog.find(SCHEMA0_NAME).is_none() {
-            self.catalog.register(&mut self.client, &schema0())?;
+            self.catalog.register(&mut db, &schema0())?;
         }
-        self.start_time = self
-            .client
-            .query_opt(
-                "SELECT value FROM _experiment_metadata WHERE key = $1 \
-                 AND oml_sender_id IS NULL ORDER BY oml_tuple_id LIMIT 1",
-                &[&START_TIME_KEY],
-            )?
-            .and_then(|r| r.get::<_, Option<String>>(0))
-            .and_then(|v| v.trim().parse().ok());
-        self.created = self.start_time.is_none();
-        for row in self.client.query("SELECT name, id FROM _senders", &[])? {
-            let (name, id): (String, Option<i32>) = (row.get(0), row.get(1));
-            if let Some(id) = id {
-                self.senders.insert(name, i64::from(id));
+        read_start_time(&mut self.client)
+    }
+
+    /// Runs `f` until it succeeds or fails for another reason than a lost
+    /// connection, reconnecting after each loss.
+    fn retry<T>(
+        &mut self,
+        mut f: impl FnMut(&mut PgStore) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        loop {
+            match f(self) {
+                Err(e) if link::is_lost(&e, Some(&self.client)) => {
+                    self.client = link::reconnect(&self.opts, &self.domain, &self.uri, &e);
+                }
+                other => return other,
             }
+        }
+    }
+
+    /// Runs `f` in its own transaction under the catalog lock, and commits
+    /// it (retried whole after a lost connection: every `f` re-reads what
+    /// it decides on, so running it again is harmless). Tables `f` added to
+    /// the catalog are forgotten again if the transaction fails.
+    fn locked<T>(
+        &mut self,
+        mut f: impl FnMut(&mut PgStore) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.retry(|s| {
+            let known = s.catalog.len();
+            let res = s
+                .client
+                .batch_execute("BEGIN")
+                .map_err(StoreError::from)
+                .and_then(|()| lock::catalog(&mut s.client))
+                .and_then(|()| f(s))
+                .and_then(|v| Ok(s.client.batch_execute("COMMIT").map(|()| v)?));
+            if res.is_err() {
+                s.catalog.truncate(known);
+                let _ = s.client.batch_execute("ROLLBACK");
+            }
+            res
+        })
+    }
+
+    /// Creates one of our own tables (`CREATE TABLE IF NOT EXISTS`, which
+    /// is not safe against a concurrent twin, hence the lock) once.
+    fn ensure_aux(&mut self, name: &'static str, ddl: &'static str) -> Result<(), StoreError> {
+        if !self.aux_ready.contains(name) {
+            self.locked(|s| Ok(s.client.batch_execute(ddl)?))?;
+            self.aux_ready.insert(name);
         }
         Ok(())
     }
@@ -143,91 +234,59 @@ impl PgStore {
         self.catalog.find(name)
     }
 
-    /// Rows in the open transaction, sent or queued (`None` if none is open).
+    /// Rows pending for the next commit (`None` if nothing is pending).
     pub fn pending_rows(&self) -> Option<usize> {
         self.tx.map(|(_, n)| n)
     }
 
-    fn begin(&mut self) -> Result<(), StoreError> {
-        if self.tx.is_none() {
-            self.client.batch_execute("BEGIN")?;
-            self.tx = Some((Instant::now(), 0));
-        }
-        Ok(())
+    /// Rows the database refused at commits since the last call (the rows
+    /// [`Sink::insert`] accepted but PostgreSQL did not store).
+    pub fn take_refused(&mut self) -> u64 {
+        std::mem::take(&mut self.refused)
     }
 
-    /// Runs `f` in the open transaction under a savepoint: if it fails, what
-    /// it did is undone and the transaction stays usable.
-    fn guarded<T>(
-        &mut self,
-        f: impl FnOnce(&mut Client, &mut Catalog) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        self.begin()?;
-        self.client.batch_execute("SAVEPOINT sg_write")?;
-        match f(&mut self.client, &mut self.catalog) {
-            Ok(v) => {
-                self.client.batch_execute("RELEASE SAVEPOINT sg_write")?;
-                Ok(v)
-            }
-            Err(e) => {
-                self.client
-                    .batch_execute("ROLLBACK TO SAVEPOINT sg_write; RELEASE SAVEPOINT sg_write")?;
-                Err(e)
-            }
-        }
-    }
-
-    /// Sends every queued row (one COPY per table), in the open transaction.
+    /// Sends every pending row and record in one transaction and commits it.
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        if self.queued_bytes == 0 {
+        if self.tx.is_none() {
             return Ok(());
         }
-        self.begin()?;
-        for table in self.catalog.tables_mut() {
-            if !table.pending.is_empty() {
-                copy_table(&mut self.client, table, &self.uri)?;
-                table.pending.clear();
-            }
+        let res = self.retry(write::commit_once);
+        if res.is_err() {
+            // Refused for good: end the transaction, whatever state it is in.
+            let _ = self.client.batch_execute("ROLLBACK");
         }
+        // Done, or refused for good (not a lost connection): either way
+        // this work is over; refused rows are counted by `commit_once`.
+        self.tx = None;
         self.queued_bytes = 0;
-        Ok(())
+        self.deferred = Deferred::default();
+        for t in self.catalog.tables_mut() {
+            t.pending.clear();
+        }
+        res
     }
-}
 
-/// One COPY of a table's queued rows under a savepoint; if PostgreSQL
-/// refuses it, the rows are sent one by one and only the refused ones are
-/// dropped, with a log line each.
-fn copy_table(client: &mut Client, table: &Table, db: &str) -> Result<(), StoreError> {
-    client.batch_execute("SAVEPOINT sg_copy")?;
-    let err = match send(client, &table.copy_sql, &table.pending.stream()) {
-        Ok(()) => return Ok(client.batch_execute("RELEASE SAVEPOINT sg_copy")?),
-        Err(e) => e,
-    };
-    client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
-    if client.is_closed() {
-        return Err(err);
+    /// Rows pending in the tables (all lost if the commit is refused).
+    fn catalog_rows(&self) -> u64 {
+        self.tx.map_or(0, |(_, n)| n as u64)
     }
-    let name = table.schema.name.as_str();
-    tracing::warn!(db, table = name, error = %err, "COPY refused; retrying row by row");
-    for (seq, parts) in table.pending.each_row() {
-        match send(client, &table.copy_sql, &parts) {
-            Ok(()) => client.batch_execute("RELEASE SAVEPOINT sg_copy; SAVEPOINT sg_copy")?,
-            Err(e) => {
-                client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
-                tracing::error!(db, table = name, seq, error = %e, "row not stored");
-            }
+
+    fn pending(&mut self) {
+        if self.tx.is_none() {
+            self.tx = Some((Instant::now(), 0));
         }
     }
-    Ok(client.batch_execute("RELEASE SAVEPOINT sg_copy")?)
 }
 
-fn send(client: &mut Client, sql: &str, parts: &[&[u8]]) -> Result<(), StoreError> {
-    let mut w = client.copy_in(sql)?;
-    for p in parts {
-        w.write_all(p)?;
-    }
-    w.finish()?;
-    Ok(())
+fn read_start_time(client: &mut Client) -> Result<Option<i64>, StoreError> {
+    Ok(client
+        .query_opt(
+            "SELECT value FROM _experiment_metadata WHERE key = $1 \
+             AND oml_sender_id IS NULL ORDER BY oml_tuple_id LIMIT 1",
+            &[&START_TIME_KEY],
+        )?
+        .and_then(|r| r.get::<_, Option<String>>(0))
+        .and_then(|v| v.trim().parse().ok()))
 }
 
 impl Sink for PgStore {
@@ -247,35 +306,76 @@ impl Sink for PgStore {
         if let Some(t) = self.start_time {
             return Ok(t);
         }
+        // Queued metadata rows go first, so `_experiment_metadata` keeps
+        // the order in which things happened.
         self.flush()?;
-        self.guarded(|c, _| c.insert_bookkeeping(START_TIME_KEY, &client_start.to_string()))?;
-        self.start_time = Some(client_start);
-        Ok(client_start)
+        let t = self.locked(|s| match read_start_time(&mut s.client)? {
+            Some(t) => Ok(t),
+            None => {
+                crate::catalog::CatalogDb::insert_bookkeeping(
+                    &mut s.client,
+                    START_TIME_KEY,
+                    &client_start.to_string(),
+                )?;
+                Ok(client_start)
+            }
+        })?;
+        self.start_time = Some(t);
+        Ok(t)
     }
 
     fn sender_id(&mut self, name: &str) -> Result<i64, StoreError> {
         if let Some(&id) = self.senders.get(name) {
             return Ok(id);
         }
-        let id = self.guarded(|c, _| {
-            let id: i32 = c
-                .query_one("SELECT COALESCE(MAX(id), 0) + 1 FROM _senders", &[])?
-                .get(0);
-            c.execute(
-                "INSERT INTO _senders (name, id) VALUES ($1, $2)",
-                &[&name, &id],
+        let id = self.locked(|s| {
+            let found = s
+                .client
+                .query_opt("SELECT id FROM _senders WHERE name = $1", &[&name])?;
+            if let Some(id) = found.and_then(|r| r.get::<_, Option<i32>>(0)) {
+                return Ok(id);
+            }
+            let row = s.client.query_one(
+                "INSERT INTO _senders (name, id) \
+                 SELECT $1, COALESCE(MAX(id), 0) + 1 FROM _senders \
+                 ON CONFLICT (name) DO UPDATE SET id = COALESCE(_senders.id, excluded.id) \
+                 RETURNING id",
+                &[&name],
             )?;
-            Ok(i64::from(id))
+            Ok(row.get::<_, i32>(0))
         })?;
+        let id = i64::from(id);
         self.senders.insert(name.to_owned(), id);
         Ok(id)
     }
 
     fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
-        // Queued metadata rows go first, so `_experiment_metadata` keeps the
-        // order in which things happened.
-        self.flush()?;
-        self.guarded(|c, cat| Ok(cat.register(c, schema)?.0))
+        let id = match self.catalog.lookup(schema) {
+            Some(id) => id,
+            None => {
+                self.flush()?;
+                let uint64 = self.opts.uint64;
+                self.locked(|s| {
+                    let mut db = Db {
+                        client: &mut s.client,
+                        uint64,
+                    };
+                    s.catalog.refresh(&mut db, &s.uri)?;
+                    Ok(s.catalog.register(&mut db, schema)?.0)
+                })?
+            }
+        };
+        let needs_layout = self.catalog.get(id).is_some_and(|t| t.layout.is_none());
+        if needs_layout {
+            let layout = self.retry(|s| {
+                let schema = &s.catalog.get(id).expect("registered").schema;
+                catalog::read_layout(&mut s.client, schema)
+            })?;
+            if let Some(t) = self.catalog.get_mut(id) {
+                t.layout = Some(layout);
+            }
+        }
+        Ok(id)
     }
 
     fn table_name(&self, id: TableId) -> Option<&str> {
@@ -283,17 +383,22 @@ impl Sink for PgStore {
     }
 
     fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
-        self.begin()?;
+        let unknown = |reason: &str| StoreError::Unstorable {
+            table: format!("#{}", row.table.0),
+            reason: reason.into(),
+        };
         let table = self
             .catalog
             .get_mut(row.table)
-            .ok_or_else(|| StoreError::Unstorable {
-                table: format!("#{}", row.table.0),
-                reason: "unknown table id".into(),
-            })?;
+            .ok_or_else(|| unknown("unknown table id"))?;
+        let layout = table
+            .layout
+            .as_ref()
+            .ok_or_else(|| unknown("table not registered"))?;
         let before = table.pending.bytes();
-        table.pending.push(&table.schema, row)?;
+        table.pending.push(&table.schema, layout, row)?;
         self.queued_bytes += table.pending.bytes() - before;
+        self.pending();
         if let Some((_, n)) = &mut self.tx {
             *n += 1;
         }
@@ -304,8 +409,12 @@ impl Sink for PgStore {
     }
 
     fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
-        let offset: Option<i64> = self.guarded(|c, _| {
-            let exists: bool = c
+        if let Some(&(_, offset)) = self.deferred.sessions.get(id) {
+            return Ok(u64::try_from(offset).unwrap_or(0));
+        }
+        let offset: Option<i64> = self.retry(|s| {
+            let exists: bool = s
+                .client
                 .query_one(
                     "SELECT to_regclass('_streamgauge_sessions') IS NOT NULL",
                     &[],
@@ -314,71 +423,38 @@ impl Sink for PgStore {
             if !exists {
                 return Ok(None);
             }
-            Ok(c.query_opt(
-                "SELECT data_offset FROM _streamgauge_sessions WHERE session = $1",
-                &[&id],
-            )?
-            .map(|r| r.get(0)))
+            Ok(s.client
+                .query_opt(
+                    "SELECT data_offset FROM _streamgauge_sessions WHERE session = $1",
+                    &[&id],
+                )?
+                .map(|r| r.get(0)))
         })?;
         Ok(offset.map_or(0, |o| u64::try_from(o).unwrap_or(0)))
     }
 
     fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
+        self.ensure_aux(crate::catalog::SESSIONS_TABLE, crate::sql::CREATE_SESSIONS)?;
         let sender = i32::try_from(sender).unwrap_or(i32::MAX);
-        let offset = offset as i64;
-        self.guarded(|c, _| {
-            c.batch_execute(crate::sql::CREATE_SESSIONS)?;
-            c.execute(
-                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
-                 VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
-                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
-                &[&id, &sender, &offset],
-            )?;
-            Ok(())
-        })
+        self.deferred
+            .sessions
+            .insert(id.to_owned(), (sender, offset as i64));
+        self.pending();
+        Ok(())
     }
 
     fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError> {
-        let sender = i32::try_from(e.sender).unwrap_or(i32::MAX);
-        let samples = i32::try_from(e.samples).unwrap_or(i32::MAX);
-        self.guarded(|c, _| {
-            c.batch_execute(crate::clock::CREATE_CLOCK)?;
-            c.execute(
-                &crate::clock::pg(crate::clock::UPSERT_ESTIMATE),
-                &[
-                    &sender,
-                    &e.name,
-                    &e.start_time,
-                    &e.connected_at,
-                    &e.offset,
-                    &samples,
-                ],
-            )?;
-            Ok(())
-        })
+        self.ensure_aux(crate::clock::CLOCK_TABLE, crate::clock::CREATE_CLOCK)?;
+        self.deferred.clock.push(ClockRecord::Estimate(e.clone()));
+        self.pending();
+        Ok(())
     }
 
     fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError> {
-        let sender = i32::try_from(r.sender).unwrap_or(i32::MAX);
-        let synchronized = i32::from(r.synchronized);
-        self.guarded(|c, _| {
-            c.batch_execute(crate::clock::CREATE_CLOCK)?;
-            c.execute(
-                &crate::clock::pg(crate::clock::UPSERT_REPORT),
-                &[
-                    &sender,
-                    &r.name,
-                    &r.source,
-                    &r.daemon,
-                    &synchronized,
-                    &r.offset,
-                    &r.maxerror,
-                    &r.esterror,
-                    &r.reported_at,
-                ],
-            )?;
-            Ok(())
-        })
+        self.ensure_aux(crate::clock::CLOCK_TABLE, crate::clock::CREATE_CLOCK)?;
+        self.deferred.clock.push(ClockRecord::Report(r.clone()));
+        self.pending();
+        Ok(())
     }
 
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
@@ -392,14 +468,11 @@ impl Sink for PgStore {
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.flush()?;
-        if self.tx.is_some() {
-            let res = self.client.batch_execute("COMMIT");
-            // Whether it worked or the connection is gone, that transaction is over.
-            self.tx = None;
-            res?;
-        }
-        Ok(())
+        self.flush()
+    }
+
+    fn refused(&mut self) -> u64 {
+        self.take_refused()
     }
 
     fn close(mut self) -> Result<(), StoreError> {

@@ -9,6 +9,8 @@ use ::postgres::error::SqlState;
 use ::postgres::{Client, Config, NoTls};
 use omsp::names::is_valid_domain;
 
+use super::columns::Uint64Layout;
+use super::lock;
 use crate::error::StoreError;
 use crate::sql::quote;
 
@@ -31,6 +33,8 @@ pub struct PgOptions {
     pub conninfo: String,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
+    /// How uint64 and guid fields of new tables are laid out.
+    pub uint64: Uint64Layout,
 }
 
 impl Default for PgOptions {
@@ -43,6 +47,7 @@ impl Default for PgOptions {
             password: String::new(),
             conninfo: String::new(),
             connect_timeout: Duration::from_secs(10),
+            uint64: Uint64Layout::Numeric,
         }
     }
 }
@@ -114,18 +119,38 @@ impl PgOptions {
             return Err(StoreError::InvalidDomain(domain.to_owned()));
         }
         let mut client = self.connect(MAINTENANCE_DB)?;
-        let exists = client
-            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&domain])?
-            .is_some();
-        if exists {
+        let exists = |c: &mut Client| -> Result<bool, StoreError> {
+            Ok(
+                c.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&domain])?
+                    .is_some(),
+            )
+        };
+        if exists(&mut client)? {
             return Ok(false);
         }
-        match client.batch_execute(&format!("CREATE DATABASE {}", quote(domain))) {
-            Ok(()) => Ok(true),
-            // Created meanwhile by someone else: fine.
-            Err(e) if e.code() == Some(&SqlState::DUPLICATE_DATABASE) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+        // Servers sharing this PostgreSQL create a domain's database one at
+        // a time (CREATE DATABASE cannot run in a transaction, so the lock
+        // is a session lock, released below or when the connection ends).
+        lock::database(&mut client, domain)?;
+        let res = if exists(&mut client)? {
+            Ok(false)
+        } else {
+            match client.batch_execute(&format!("CREATE DATABASE {}", quote(domain))) {
+                Ok(()) => Ok(true),
+                // Created meanwhile by a writer that does not take the lock
+                // (the reference, an operator): 42P04, or 23505 on
+                // pg_database's unique index when both ran at once.
+                Err(e)
+                    if e.code() == Some(&SqlState::DUPLICATE_DATABASE)
+                        || e.code() == Some(&SqlState::UNIQUE_VIOLATION) =>
+                {
+                    Ok(false)
+                }
+                Err(e) => Err(e.into()),
+            }
+        };
+        lock::release_database(&mut client, domain)?;
+        res
     }
 }
 

@@ -1,0 +1,178 @@
+//! The commit transaction: every pending row (one binary COPY per table),
+//! the sessions' offsets and the clock records, then COMMIT.
+//!
+//! It may run more than once for the same work: after a lost connection
+//! [`PgStore`](super::PgStore) reconnects and calls it again. Before
+//! sending anything it asks whether the previous attempt's COMMIT, whose
+//! answer was lost, went through (`txid_status`); if so the work is done
+//! and sending it again would store every row twice.
+
+use std::io::Write;
+
+use ::postgres::Client;
+
+use super::catalog::Table;
+use super::{ClockRecord, PgStore};
+use crate::error::StoreError;
+
+/// One attempt at committing what `store` has pending.
+pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
+    if let Some(xid) = store.in_doubt {
+        let status: Option<String> = store
+            .client
+            .query_one("SELECT txid_status($1)", &[&xid])?
+            .get(0);
+        store.in_doubt = None;
+        if status.as_deref() == Some("committed") {
+            tracing::warn!(db = %store.uri, xid,
+                "the commit whose answer was lost had gone through; not sending it again");
+            return Ok(());
+        }
+    }
+    let client = &mut store.client;
+    client.batch_execute("BEGIN")?;
+    let xid: i64 = client.query_one("SELECT txid_current()", &[])?.get(0);
+    let mut refused = 0;
+    for table in store.catalog.tables_mut() {
+        if !table.pending.is_empty() {
+            refused += copy_table(client, table, &store.uri)?;
+        }
+    }
+    for (session, &(sender, offset)) in &store.deferred.sessions {
+        guarded(client, &store.uri, "session offset not recorded", |c| {
+            c.execute(
+                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
+                 VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
+                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
+                &[session, &sender, &offset],
+            )
+        })?;
+    }
+    for record in &store.deferred.clock {
+        guarded(client, &store.uri, "clock record not stored", |c| {
+            clock(c, record)
+        })?;
+    }
+    store.in_doubt = Some(xid);
+    match client.batch_execute("COMMIT") {
+        Ok(()) => {
+            store.in_doubt = None;
+            store.refused += refused;
+            Ok(())
+        }
+        Err(e) => {
+            let e = StoreError::from(e);
+            if !super::link::is_lost(&e, Some(client)) {
+                // Refused at COMMIT (not lost): the transaction is gone.
+                store.in_doubt = None;
+                store.refused += store.catalog_rows();
+            }
+            Err(e)
+        }
+    }
+}
+
+fn clock(c: &mut Client, record: &ClockRecord) -> Result<u64, ::postgres::Error> {
+    use crate::clock::{pg, UPSERT_ESTIMATE, UPSERT_REPORT};
+    match record {
+        ClockRecord::Estimate(e) => c.execute(
+            &pg(UPSERT_ESTIMATE),
+            &[
+                &i32::try_from(e.sender).unwrap_or(i32::MAX),
+                &e.name,
+                &e.start_time,
+                &e.connected_at,
+                &e.offset,
+                &i32::try_from(e.samples).unwrap_or(i32::MAX),
+            ],
+        ),
+        ClockRecord::Report(r) => c.execute(
+            &pg(UPSERT_REPORT),
+            &[
+                &i32::try_from(r.sender).unwrap_or(i32::MAX),
+                &r.name,
+                &r.source,
+                &r.daemon,
+                &i32::from(r.synchronized),
+                &r.offset,
+                &r.maxerror,
+                &r.esterror,
+                &r.reported_at,
+            ],
+        ),
+    }
+}
+
+/// Runs one statement under a savepoint: if PostgreSQL refuses it, it is
+/// logged and skipped, the transaction goes on. A lost connection is
+/// returned.
+fn guarded(
+    client: &mut Client,
+    db: &str,
+    what: &str,
+    f: impl FnOnce(&mut Client) -> Result<u64, ::postgres::Error>,
+) -> Result<(), StoreError> {
+    client.batch_execute("SAVEPOINT sg_write")?;
+    match f(client) {
+        Ok(_) => Ok(client.batch_execute("RELEASE SAVEPOINT sg_write")?),
+        Err(e) => {
+            let e = StoreError::from(e);
+            if super::link::is_lost(&e, Some(client)) {
+                return Err(e);
+            }
+            tracing::error!(db, error = %e, "{what}");
+            Ok(client
+                .batch_execute("ROLLBACK TO SAVEPOINT sg_write; RELEASE SAVEPOINT sg_write")?)
+        }
+    }
+}
+
+/// One COPY of a table's pending rows under a savepoint; if PostgreSQL
+/// refuses it, the rows are sent one by one and only the refused ones are
+/// dropped. Returns how many were; logs one line per table with the count
+/// and the first refusal (not one line per row). A lost connection is
+/// returned as an error.
+fn copy_table(client: &mut Client, table: &Table, db: &str) -> Result<u64, StoreError> {
+    client.batch_execute("SAVEPOINT sg_copy")?;
+    let err = match send(client, &table.copy_sql, &table.pending.stream()) {
+        Ok(()) => {
+            client.batch_execute("RELEASE SAVEPOINT sg_copy")?;
+            return Ok(0);
+        }
+        Err(e) => e,
+    };
+    if super::link::is_lost(&err, Some(client)) {
+        return Err(err);
+    }
+    client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
+    let name = table.schema.name.as_str();
+    tracing::warn!(db, table = name, error = %err, "COPY refused; retrying row by row");
+    let mut refused = 0u64;
+    let mut first = None;
+    for (seq, parts) in table.pending.each_row() {
+        match send(client, &table.copy_sql, &parts) {
+            Ok(()) => client.batch_execute("RELEASE SAVEPOINT sg_copy; SAVEPOINT sg_copy")?,
+            Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
+            Err(e) => {
+                client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
+                refused += 1;
+                first.get_or_insert((seq, e));
+            }
+        }
+    }
+    client.batch_execute("RELEASE SAVEPOINT sg_copy")?;
+    if let Some((seq, e)) = first {
+        tracing::error!(db, table = name, refused, first_seq = seq, error = %e,
+            "rows refused by PostgreSQL, not stored");
+    }
+    Ok(refused)
+}
+
+fn send(client: &mut Client, sql: &str, parts: &[&[u8]]) -> Result<(), StoreError> {
+    let mut w = client.copy_in(sql)?;
+    for p in parts {
+        w.write_all(p)?;
+    }
+    w.finish()?;
+    Ok(())
+}
