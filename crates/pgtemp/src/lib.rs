@@ -167,22 +167,47 @@ impl Cluster {
             sh_quote(&d),
             sh_quote(&d)
         ))?;
-        let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
-            c.port, d
-        );
-        c.run(&format!(
-            "{} -D {}/data -l {}/server.log -w -t 60 -o {} start >/dev/null",
-            c.tool("pg_ctl"),
-            sh_quote(&d),
-            sh_quote(&d),
-            sh_quote(&opts)
-        ))?;
+        c.start_server()?;
         c.try_psql(
             "postgres",
             "CREATE ROLE oml LOGIN CREATEDB; CREATE ROLE nocreate LOGIN;",
         )?;
         Ok(c)
+    }
+
+    /// `pg_ctl start` on the cluster's port, waiting until it accepts
+    /// connections.
+    fn start_server(&self) -> Result<(), PgTempError> {
+        let d = self.dir.display().to_string();
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            self.port, d
+        );
+        self.run(&format!(
+            "{} -D {}/data -l {}/server.log -w -t 60 -o {} start >/dev/null",
+            self.tool("pg_ctl"),
+            sh_quote(&d),
+            sh_quote(&d),
+            sh_quote(&opts)
+        ))
+    }
+
+    /// Stops the server (`pg_ctl stop -m <mode>`: `smart`, `fast` ends the
+    /// sessions, `immediate` kills everything, as a crash) and keeps the
+    /// cluster, for tests of database outages; [`Cluster::restart`] brings
+    /// it back on the same port.
+    pub fn stop(&self, mode: &str) -> Result<(), PgTempError> {
+        let d = sh_quote(&self.dir.display().to_string());
+        self.run(&format!(
+            "{} -D {d}/data -m {} -w stop >/dev/null",
+            self.tool("pg_ctl"),
+            sh_quote(mode)
+        ))
+    }
+
+    /// Starts the server again after [`Cluster::stop`].
+    pub fn restart(&self) -> Result<(), PgTempError> {
+        self.start_server()
     }
 
     fn tool(&self, name: &str) -> String {
