@@ -202,11 +202,18 @@ fn execute<S: Sink>(
             let _ = reply.send(res);
         }
         Command::Rows(rows, progress) => {
-            let mut failed = Vec::new();
-            db.insert_batch(&rows, &mut |row, e| failed.push((row.table, row.seq, e)));
-            for (table, seq, e) in failed {
+            // One line per batch, with the count and the first reason, not
+            // one per row (a broken stream would flood the log).
+            let mut failed = 0u64;
+            let mut first = None;
+            db.insert_batch(&rows, &mut |row, e| {
+                failed += 1;
+                first.get_or_insert((row.table, row.seq, e));
+            });
+            if let Some((table, seq, e)) = first {
                 let table = db.table_name(table);
-                tracing::error!(domain, table, seq, error = %e, "row not stored");
+                tracing::error!(domain, table, failed, first_seq = seq, error = %e,
+                    "rows not stored");
             }
             if let Some(p) = progress {
                 advance(db, domain, sessions, p);
