@@ -27,6 +27,7 @@ APT_PACKAGES=(
     # playwright-core (node and npm: see setup_web)
     chromium fonts-dejavu-core
     ruby libpopt-dev  # scaffold tests: the reference oml2-scaffold, popt for generated mains
+    haproxy  # scale-out test: HAProxy (TCP mode) in front of two collection servers
 )
 
 STEP="start"
