@@ -24,7 +24,41 @@ pub const SMALL_LIMITS: Limits = Limits {
     max_packet: 4096,
     max_index: 300,
     max_fields: 64,
+    max_header: 8192,
+    max_header_lines: 64,
+    max_extra_keys: 8,
 };
+
+/// Bytes of text a (partial) header holds: what a hostile header can make
+/// the decoder keep.
+pub fn header_bytes(h: &Header) -> usize {
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    let schemas: usize = h
+        .schemas
+        .iter()
+        .map(|s| s.name.len() + s.fields.iter().map(|f| f.name.len()).sum::<usize>())
+        .sum();
+    let extra: usize = h.extra.iter().map(|(k, v)| k.len() + v.len()).sum();
+    opt(&h.domain) + opt(&h.sender_id) + opt(&h.app_name) + schemas + extra
+}
+
+/// The memory property: whatever the input, a header being read holds no
+/// more than the limits allow.
+fn assert_header_bounded(d: &Decoder, limits: &Limits) {
+    if let Some(h) = d.partial_header() {
+        assert!(
+            header_bytes(h) <= limits.max_header,
+            "partial header holds {} bytes > max_header {}",
+            header_bytes(h),
+            limits.max_header
+        );
+        assert!(h.extra.len() <= limits.max_extra_keys, "too many extra keys kept");
+        assert!(
+            h.schemas.len() <= limits.max_index as usize + 1,
+            "too many schemas kept"
+        );
+    }
+}
 
 /// Header of `ref-alltypes.{bin,txt}` (liboml2 capture), without `content`.
 const ALLTYPES: &str = "protocol: 5\ndomain: vecdomain\nstart-time: 1795310947\n\
@@ -103,6 +137,7 @@ pub fn decode_chunked(input: &[u8], limits: Limits, ctl: u8) -> Events {
             "buffered {} after draining > bound {bound} + chunk {n}",
             d.buffered()
         );
+        assert_header_bounded(&d, &limits);
     }
     d.finish();
     out.extend(std::iter::from_fn(|| d.next_event()));
@@ -303,6 +338,9 @@ pub fn check_header(data: &[u8]) {
 
     let limits = Limits {
         max_line: 256,
+        max_header: 4096,
+        max_header_lines: 48,
+        max_extra_keys: 6,
         ..Limits::default()
     };
     let ctl = data.len() as u8 ^ data.first().copied().unwrap_or(0);
@@ -324,8 +362,18 @@ pub fn check_header(data: &[u8]) {
         Some(Err(e)) => {
             assert!(e.offset <= data.len() as u64, "offset {} > len", e.offset);
             match (&e.kind, &parsed) {
-                // Only the decoder has a line limit (Header::parse has none).
-                (ErrorKind::Header(HeaderError::LineTooLong { .. }), _) => {}
+                // Only the decoder has size and count limits (Header::parse
+                // has none).
+                (
+                    ErrorKind::Header(
+                        HeaderError::LineTooLong { .. }
+                        | HeaderError::TooLarge { .. }
+                        | HeaderError::TooManyLines { .. }
+                        | HeaderError::TooManySchemas { .. }
+                        | HeaderError::TooManyExtraKeys { .. },
+                    ),
+                    _,
+                ) => {}
                 (ErrorKind::Header(he), Err(pe)) => assert_eq!(he, pe),
                 // Only binding can fail in the decoder but not in parse.
                 (

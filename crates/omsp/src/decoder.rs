@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::binary::codes::{LONG_HEADER_LEN, PACKET_LONG, PACKET_SHORT, SHORT_HEADER_LEN, SYNC};
 use crate::binary::decode::decode_body;
 use crate::error::{DecodeError, ErrorKind};
-use crate::header::{strip_cr, Content, Header, HeaderBuilder, HeaderError};
+use crate::header::{strip_cr, Content, Header, HeaderBuilder, HeaderError, HeaderLimits};
 use crate::metadata::{MetadataColumns, ROOT_SUBJECT, SCHEMA_KEY};
 use crate::sample::Sample;
 use crate::schema::Schema;
@@ -25,6 +25,13 @@ pub struct Limits {
     pub max_index: u32,
     /// Most fields in one schema.
     pub max_fields: usize,
+    /// Largest connection header, in bytes (its lines and LFs, the final
+    /// empty line included).
+    pub max_header: usize,
+    /// Most lines in a connection header.
+    pub max_header_lines: usize,
+    /// Most unknown (extension) keys in a connection header.
+    pub max_extra_keys: usize,
 }
 
 impl Default for Limits {
@@ -34,6 +41,22 @@ impl Default for Limits {
             max_packet: 16 << 20,
             max_index: 4095,
             max_fields: 4096,
+            max_header: 4 << 20,
+            max_header_lines: 8192,
+            max_extra_keys: 256,
+        }
+    }
+}
+
+impl Limits {
+    /// The bounds a connection header is held to.
+    pub fn header(&self) -> HeaderLimits {
+        HeaderLimits {
+            max_fields: self.max_fields,
+            max_lines: self.max_header_lines,
+            max_schemas: usize::try_from(self.max_index)
+                .map_or(usize::MAX, |i| i.saturating_add(1)),
+            max_extra_keys: self.max_extra_keys,
         }
     }
 }
@@ -121,7 +144,7 @@ impl Decoder {
             buf: Vec::new(),
             pos: 0,
             base: 0,
-            phase: Phase::Header(HeaderBuilder::new(limits.max_fields)),
+            phase: Phase::Header(HeaderBuilder::with_limits(limits.header())),
             table: SchemaTable::new(limits.max_index),
             header: None,
             pending: VecDeque::new(),
@@ -173,6 +196,16 @@ impl Decoder {
     /// The header, once decoded.
     pub fn header(&self) -> Option<&Header> {
         self.header.as_ref()
+    }
+
+    /// While the header is being read: the header so far (its complete
+    /// lines), so that a server can check what decides early (such as an
+    /// authentication token) without waiting for the end of the header.
+    pub fn partial_header(&self) -> Option<&Header> {
+        match &self.phase {
+            Phase::Header(b) => Some(b.partial()),
+            _ => None,
+        }
     }
 
     /// The schema currently bound to `index`.
@@ -232,6 +265,17 @@ impl Decoder {
             let off = self.offset();
             let lf = self.find_lf();
             let avail = &self.buf[self.pos..];
+            // Header bytes so far: the lines taken, then this line with its
+            // LF (or all that is buffered of it).
+            let this = lf.map_or(avail.len(), |i| i + 1);
+            if off.saturating_add(this as u64) > self.limits.max_header as u64 {
+                return self.fatal(
+                    off,
+                    ErrorKind::Header(HeaderError::TooLarge {
+                        max: self.limits.max_header,
+                    }),
+                );
+            }
             let Some(i) = lf else {
                 let n = avail.len();
                 if n > self.limits.max_line {

@@ -84,6 +84,64 @@ pub enum HeaderError {
     /// A line is not UTF-8.
     #[error("header line is not valid UTF-8")]
     NotUtf8,
+    /// The header is larger, in bytes, than the decoder's limit.
+    #[error(
+        "header larger than {max} bytes (a client header is a few hundred bytes plus its schemas)"
+    )]
+    TooLarge {
+        /// Configured maximum.
+        max: usize,
+    },
+    /// The header has more lines than the decoder's limit.
+    #[error("header has more than {max} lines")]
+    TooManyLines {
+        /// Configured maximum.
+        max: usize,
+    },
+    /// The header declares more schemas than a session may have.
+    #[error("header declares more than {max} schemas")]
+    TooManySchemas {
+        /// Configured maximum.
+        max: usize,
+    },
+    /// The header has more unknown (extension) keys than the decoder keeps.
+    #[error("header has more than {max} extension keys")]
+    TooManyExtraKeys {
+        /// Configured maximum.
+        max: usize,
+    },
+}
+
+/// How much one header may hold; every bound is checked as the line
+/// arrives, so a hostile header costs at most these many bytes of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderLimits {
+    /// Most fields in one schema.
+    pub max_fields: usize,
+    /// Most lines (the final empty line excluded).
+    pub max_lines: usize,
+    /// Most `schema` lines.
+    pub max_schemas: usize,
+    /// Most unknown keys kept in [`Header::extra`].
+    pub max_extra_keys: usize,
+}
+
+impl HeaderLimits {
+    /// No bound but on the fields of a schema.
+    pub fn unbounded(max_fields: usize) -> HeaderLimits {
+        HeaderLimits {
+            max_fields,
+            max_lines: usize::MAX,
+            max_schemas: usize::MAX,
+            max_extra_keys: usize::MAX,
+        }
+    }
+}
+
+impl Default for HeaderLimits {
+    fn default() -> HeaderLimits {
+        HeaderLimits::unbounded(usize::MAX)
+    }
 }
 
 /// Builds a [`Header`] one line at a time (the decoder feeds it).
@@ -91,20 +149,39 @@ pub enum HeaderError {
 pub struct HeaderBuilder {
     header: Header,
     saw_protocol: bool,
-    max_fields: usize,
+    limits: HeaderLimits,
+    lines: usize,
 }
 
 impl HeaderBuilder {
-    /// A builder whose schemas may have at most `max_fields` fields.
+    /// A builder whose schemas may have at most `max_fields` fields, and
+    /// no other bound.
     pub fn new(max_fields: usize) -> HeaderBuilder {
+        HeaderBuilder::with_limits(HeaderLimits::unbounded(max_fields))
+    }
+
+    /// A builder that refuses a header over `limits`.
+    pub fn with_limits(limits: HeaderLimits) -> HeaderBuilder {
         HeaderBuilder {
-            max_fields,
+            limits,
             ..HeaderBuilder::default()
         }
     }
 
+    /// The header so far (for checks that need not wait for its end, such
+    /// as authentication).
+    pub fn partial(&self) -> &Header {
+        &self.header
+    }
+
     /// Takes one line (without its LF; a trailing CR is tolerated).
     pub fn line(&mut self, line: &[u8]) -> Result<(), HeaderError> {
+        self.lines += 1;
+        if self.lines > self.limits.max_lines {
+            return Err(HeaderError::TooManyLines {
+                max: self.limits.max_lines,
+            });
+        }
         let line = std::str::from_utf8(line).map_err(|_| HeaderError::NotUtf8)?;
         let (key, value) = line
             .split_once(':')
@@ -132,8 +209,13 @@ impl HeaderBuilder {
             "sender-id" => h.sender_id = Some(value.to_owned()),
             "app-name" => h.app_name = Some(value.to_owned()),
             "schema" => {
+                if h.schemas.len() >= self.limits.max_schemas {
+                    return Err(HeaderError::TooManySchemas {
+                        max: self.limits.max_schemas,
+                    });
+                }
                 let schema =
-                    Schema::parse_with_limit(value, self.max_fields).map_err(|source| {
+                    Schema::parse_with_limit(value, self.limits.max_fields).map_err(|source| {
                         HeaderError::BadSchema {
                             line: value.to_owned(),
                             source,
@@ -148,7 +230,14 @@ impl HeaderBuilder {
                     _ => return Err(HeaderError::BadContent(value.to_owned())),
                 }
             }
-            _ => h.extra.push((key.to_owned(), value.to_owned())),
+            _ => {
+                if h.extra.len() >= self.limits.max_extra_keys {
+                    return Err(HeaderError::TooManyExtraKeys {
+                        max: self.limits.max_extra_keys,
+                    });
+                }
+                h.extra.push((key.to_owned(), value.to_owned()))
+            }
         }
         Ok(())
     }

@@ -66,7 +66,7 @@ mod value;
 pub use decoder::{Decoder, Event, Limits};
 pub use encoder::Encoder;
 pub use error::{DecodeError, EncodeError, ErrorKind, ValueError};
-pub use header::{Content, Header, HeaderError};
+pub use header::{Content, Header, HeaderError, HeaderLimits};
 pub use sample::Sample;
 pub use schema::{Field, Schema, SchemaError};
 pub use table::SchemaTable;

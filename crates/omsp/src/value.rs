@@ -74,6 +74,22 @@ pub enum ValueRef<'a> {
 }
 
 impl Value {
+    /// Bytes the value holds outside its own enum slot (a string's, blob's
+    /// or vector's contents): what memory bounds in bytes count.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Value::String(s) => s.len(),
+            Value::Blob(b) => b.len(),
+            Value::VecDouble(v) => v.len() * 8,
+            Value::VecInt32(v) => v.len() * 4,
+            Value::VecUInt32(v) => v.len() * 4,
+            Value::VecInt64(v) => v.len() * 8,
+            Value::VecUInt64(v) => v.len() * 8,
+            Value::VecBool(v) => v.len(),
+            _ => 0,
+        }
+    }
+
     /// The schema type this value belongs to.
     pub fn oml_type(&self) -> OmlType {
         self.as_value_ref().oml_type()

@@ -13,6 +13,14 @@ pub use crate::tls::TlsSettings;
 /// Default OMSP collection port (the reference's).
 pub const DEFAULT_PORT: u16 = 3003;
 
+/// Default bound on the value bytes of one batch of rows.
+pub const DEFAULT_BATCH_BYTES: usize = 1 << 20;
+
+/// Header bytes a connection may send before its header has shown a token
+/// that opens its domain, when token authentication is on: an unknown
+/// client costs at most this much header memory.
+pub const PRE_AUTH_HEADER: usize = 64 * 1024;
+
 /// Where the databases live.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -48,8 +56,23 @@ pub struct ServerConfig {
     pub batch_rows: usize,
     /// Bytes read from a socket at a time.
     pub read_chunk: usize,
-    /// Decoder bounds (longest line, largest packet…).
+    /// Decoder bounds (longest line, largest packet, largest header…).
     pub limits: omsp::Limits,
+    /// Most bytes of row values a connection hands over in one batch
+    /// (a batch ends at `batch_rows` rows or at this many bytes).
+    pub batch_bytes: usize,
+    /// Most connections served at once (`--max-connections`).
+    pub max_connections: usize,
+    /// Most connections served at once from one address
+    /// (`--max-connections-per-source`).
+    pub max_connections_per_source: usize,
+    /// Most bytes of rows queued for one database's writer and not yet
+    /// inserted (`--max-domain-queue-bytes`); a connection waits (and so
+    /// slows its client through TCP) while its domain's queue is full.
+    pub max_domain_queue_bytes: usize,
+    /// Most databases open at once, each with its writer thread
+    /// (`--max-domains`); a client of another domain is refused meanwhile.
+    pub max_domains: usize,
     /// Serve the HTTP endpoints (`/metrics`, `/feedback`, `/control`, the
     /// query API) on this address too (`--metrics`, the older name).
     pub metrics_listen: Option<SocketAddr>,
@@ -92,6 +115,11 @@ impl ServerConfig {
             batch_rows: 1024,
             read_chunk: 64 * 1024,
             limits: omsp::Limits::default(),
+            batch_bytes: DEFAULT_BATCH_BYTES,
+            max_connections: 4096,
+            max_connections_per_source: 1024,
+            max_domains: 1024,
+            max_domain_queue_bytes: 64 << 20,
             metrics_listen: None,
             http_listen: None,
             http_public: false,

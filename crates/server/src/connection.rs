@@ -20,6 +20,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::auth::Auth;
 use crate::clock::{ClockTracker, CLOCK_STREAM};
+use crate::config::PRE_AUTH_HEADER;
 use crate::feedback::{Feedback, Registration};
 use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
@@ -52,6 +53,8 @@ pub struct Shared {
     pub read_chunk: usize,
     /// Rows per batch handed to the writer.
     pub batch_rows: usize,
+    /// Value bytes per batch handed to the writer.
+    pub batch_bytes: usize,
     /// Self-measurement counters.
     pub metrics: Arc<Metrics>,
     /// Token authentication (`--auth-file`); `None`: every domain is open.
@@ -60,6 +63,8 @@ pub struct Shared {
     pub sessions: session::Sessions,
     /// Feedback peers and rules.
     pub feedback: Arc<Feedback>,
+    /// Connection counts and limits.
+    pub admission: Arc<crate::admission::Admission>,
 }
 
 /// Why a connection ended (for the log).
@@ -149,6 +154,11 @@ struct Connection {
     session: Option<Session>,
     /// Rows not yet handed to the writer.
     batch: Vec<Row>,
+    /// Bytes held by `batch` (rows and their values' contents).
+    batch_bytes: usize,
+    /// The header has shown a token that opens its domain (or no token is
+    /// needed), so it may grow to the decoder's full header limit.
+    pre_auth_passed: bool,
     /// Arrival time (Unix seconds) of the chunk being decoded.
     now: f64,
     /// Rows handed to the writer so far.
@@ -178,6 +188,8 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         peer,
         decoder: Decoder::with_limits(shared.limits),
         batch: Vec::with_capacity(shared.batch_rows),
+        batch_bytes: 0,
+        pre_auth_passed: shared.auth.is_none(),
         shared,
         session: None,
         now: 0.0,
@@ -295,7 +307,7 @@ impl Connection {
                 self.decoder.feed(&buf[..n]);
             }
             // Rows decoded before an error are still handed over.
-            let processed = self.process().await;
+            let processed = self.process().await.and_then(|()| self.pre_auth());
             if let Err(reason) = processed.and(self.flush().await) {
                 return End::Error(reason);
             }
@@ -303,6 +315,39 @@ impl Connection {
                 return if draining { End::Shutdown } else { End::Closed };
             }
         }
+    }
+
+    /// With token authentication on, a header that has not yet shown a
+    /// token opening its domain may hold only [`PRE_AUTH_HEADER`] bytes: an
+    /// unknown client cannot make the server keep a large header. The
+    /// complete header is checked again, authoritatively, in
+    /// `start_session`.
+    fn pre_auth(&mut self) -> Result<(), String> {
+        if self.pre_auth_passed {
+            return Ok(());
+        }
+        let (Some(auth), Some(partial)) = (&self.shared.auth, self.decoder.partial_header()) else {
+            // The header is complete: start_session has decided.
+            self.pre_auth_passed = self.session.is_some();
+            return Ok(());
+        };
+        if let Some(domain) = partial.domain.as_deref() {
+            if auth.admits_partial(domain, partial) {
+                self.pre_auth_passed = true;
+                return Ok(());
+            }
+        }
+        let read = self.decoder.offset() + self.decoder.buffered() as u64;
+        if read > PRE_AUTH_HEADER as u64 {
+            tracing::warn!(client = %self.peer, domain = partial.domain.as_deref(), bytes = read,
+                "header too long before a valid {} token; connection refused (a client must send its token within the first {} KiB of the header)",
+                crate::auth::AUTH_KEY, PRE_AUTH_HEADER / 1024);
+            return Err(format!(
+                "authentication failed: no valid {} token in the first {PRE_AUTH_HEADER} header bytes",
+                crate::auth::AUTH_KEY
+            ));
+        }
+        Ok(())
     }
 
     /// Decodes what remains buffered (a last line without LF) before closing.
@@ -349,7 +394,9 @@ impl Connection {
                     }
                 }
             }
-            if self.batch.len() >= self.shared.batch_rows {
+            if self.batch.len() >= self.shared.batch_rows
+                || self.batch_bytes >= self.shared.batch_bytes
+            {
                 self.flush().await?;
             }
         }
@@ -663,6 +710,9 @@ impl Connection {
             }
         };
         let session = self.session.as_ref().ok_or("tuple before header")?;
+        self.batch_bytes += std::mem::size_of::<Row>()
+            + s.values.len() * std::mem::size_of::<omsp::Value>()
+            + s.values.iter().map(omsp::Value::heap_bytes).sum::<usize>();
         self.batch.push(Row {
             table,
             sender: session.sender_id,
@@ -683,6 +733,10 @@ impl Connection {
         // The next batch gets its full capacity at once (no regrowth per row).
         let next = Vec::with_capacity(self.shared.batch_rows);
         let rows = std::mem::replace(&mut self.batch, next);
+        let budget = session
+            .db
+            .reserve(std::mem::take(&mut self.batch_bytes))
+            .await;
         let n = rows.len() as u64;
         let progress = self.resumable.as_ref().map(|r| Progress {
             session: Arc::clone(&r.id),
@@ -691,7 +745,7 @@ impl Connection {
         });
         session
             .db
-            .send(Command::Rows(rows, progress))
+            .send(Command::Rows(rows, progress, Some(budget)))
             .await
             .map_err(|()| "database writer is gone".to_owned())?;
         session.metrics.received.fetch_add(n, Ordering::Relaxed);

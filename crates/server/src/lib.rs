@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod auth;
 mod clock;
 pub mod commits;

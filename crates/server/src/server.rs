@@ -9,6 +9,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+use crate::admission::Admission;
 use crate::auth::{Auth, AuthError};
 use crate::config::{Backend, ServerConfig};
 use crate::connection::Shared;
@@ -81,6 +82,8 @@ pub struct Server {
     auth: Option<Arc<Auth>>,
     /// Feedback peers and rules.
     feedback: Arc<Feedback>,
+    /// Open databases.
+    registry: Arc<Registry>,
     /// Starts the shutdown.
     trigger: watch::Sender<bool>,
     /// Ends when everything is stored and closed.
@@ -142,6 +145,8 @@ impl Server {
                 commits: Arc::clone(&commits),
             },
             config.queue_batches,
+            config.max_domains,
+            config.max_domain_queue_bytes,
         );
         let feedback = Feedback::new(config.feedback_rules.clone());
         let shared = Arc::new(Shared {
@@ -150,6 +155,8 @@ impl Server {
             limits: config.limits,
             read_chunk: config.read_chunk,
             batch_rows: config.batch_rows.max(1),
+            batch_bytes: config.batch_bytes.max(1),
+            admission: Admission::new(config.max_connections, config.max_connections_per_source),
             metrics: Arc::clone(&metrics),
             auth: auth.clone(),
             sessions: Default::default(),
@@ -212,10 +219,11 @@ impl Server {
             tracing::info!(addr = %a, tls = tls.is_some(),
                 tls_required = tls.as_ref().is_some_and(|t| t.required), "listening");
         }
+        let closing = Arc::clone(&registry);
         let done = tokio::spawn(async move {
             while acceptors.join_next().await.is_some() {}
             let _ = alive_rx.recv().await;
-            let registry = Arc::clone(&registry);
+            let registry = closing;
             let _ = tokio::task::spawn_blocking(move || {
                 registry.join_closed();
                 hook.exit();
@@ -230,6 +238,7 @@ impl Server {
             metrics,
             auth,
             feedback,
+            registry,
             trigger,
             done,
         })
@@ -243,6 +252,12 @@ impl Server {
     /// The address of the Prometheus endpoint (`GET /metrics`), if enabled.
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         self.metrics_addr
+    }
+
+    /// Database writer threads running now: one per open database, plus
+    /// those of closed databases still finishing their last commit.
+    pub fn writer_threads(&self) -> usize {
+        self.registry.writer_threads()
     }
 
     /// The address of the HTTP endpoints given by `--http`, if enabled.
@@ -291,6 +306,14 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => {
                 let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+                let admitted = match shared.admission.admit(peer.ip()) {
+                    Ok(a) => a,
+                    Err(reason) => {
+                        shared.metrics.refused(reason);
+                        drop(stream);
+                        continue;
+                    }
+                };
                 let _ = stream.set_nodelay(true);
                 let shared = Arc::clone(&shared);
                 let shutdown = shutdown.clone();
@@ -298,6 +321,7 @@ async fn accept_loop(
                 let tls = tls.clone();
                 tokio::spawn(async move {
                     transport::serve(stream, peer, shared, shutdown, tls).await;
+                    drop(admitted);
                     drop(alive);
                 });
             }
@@ -398,7 +422,7 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     };
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
-    socket.listen(128)
+    socket.listen(1024)
 }
 
 /// The shared HTTP layers, from the server's settings.

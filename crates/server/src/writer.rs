@@ -18,7 +18,7 @@ use omsp::Schema;
 use std::collections::HashMap;
 use store::{CommitPolicy, PgStore, Row, Sink, SqliteOptions, SqliteStore, StoreError, TableId};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 
 use crate::config::Backend;
 use crate::hook::{Hook, HookEvent};
@@ -32,6 +32,12 @@ pub struct Attached {
     /// The database's start time (Unix seconds), for rebasing timestamps.
     pub db_start: i64,
 }
+
+/// A share of a domain's queue budget in bytes (`--max-domain-queue-bytes`):
+/// held by a batch of rows from the moment it is queued until the writer
+/// has inserted it, so that everything waiting for one database holds at
+/// most that many bytes, however large its rows.
+pub type QueueBytes = OwnedSemaphorePermit;
 
 /// A request to a database writer.
 #[derive(Debug)]
@@ -53,8 +59,9 @@ pub enum Command {
         /// Where the table id (or why there is none) goes.
         reply: oneshot::Sender<Result<TableId, String>>,
     },
-    /// Rows to insert, and how far they take a resumable session.
-    Rows(Vec<Row>, Option<Progress>),
+    /// Rows to insert, how far they take a resumable session, and the
+    /// bytes they hold of the domain's queue budget (released once inserted).
+    Rows(Vec<Row>, Option<Progress>, Option<QueueBytes>),
     /// A resumable session (spec §3.6) starts a connection: where it resumes,
     /// and a feed of its committed offset for the acknowledgements.
     Resume {
@@ -201,7 +208,7 @@ fn execute<S: Sink>(
             let res = db.register_schema(&schema).map_err(|e| e.to_string());
             let _ = reply.send(res);
         }
-        Command::Rows(rows, progress) => {
+        Command::Rows(rows, progress, _budget) => {
             // One line per batch, with the count and the first reason, not
             // one per row (a broken stream would flood the log).
             let mut failed = 0u64;
@@ -262,10 +269,14 @@ fn resume<S: Sink>(
     sessions: &mut HashMap<Arc<str>, Tracked>,
     session: Arc<str>,
 ) -> Result<(u64, watch::Receiver<u64>), StoreError> {
-    if let Some(t) = sessions.get(&session) {
+    // Asked of the database every time, not only for a session new here:
+    // behind a load balancer, another server may have stored more of it
+    // since this writer last saw it.
+    let stored = db.session_offset(&session)?;
+    if let Some(t) = sessions.get_mut(&session) {
+        t.stored = t.stored.max(stored);
         return Ok((t.stored, t.committed.subscribe()));
     }
-    let stored = db.session_offset(&session)?;
     let (committed, rx) = watch::channel(stored);
     sessions.insert(session, Tracked { stored, committed });
     Ok((stored, rx))

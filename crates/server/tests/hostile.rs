@@ -81,26 +81,6 @@ fn assert_capture_stored(dir: &Path) {
 }
 
 /// A well-behaved client: rows `x` = 0..n, `s` = "v<x>" into `domain`.
-fn good_client(domain: &str, n: i64) -> Vec<u8> {
-    let mut s = common::text_header(domain, "good", 1000, &["1 app_m x:int64 s:string"]);
-    for i in 0..n {
-        s.push_str(&format!("{}.5\t1\t{i}\t{i}\tv{i}\n", i / 100));
-    }
-    s.into_bytes()
-}
-
-fn assert_good_stored(dir: &Path, domain: &str, n: i64) {
-    let rows: Vec<(i64, String)> = common::open_db(dir, domain)
-        .prepare("SELECT x, s FROM app_m ORDER BY oml_seq")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let want: Vec<(i64, String)> = (0..n).map(|i| (i, format!("v{i}"))).collect();
-    assert_eq!(rows, want);
-}
-
 /// Rows in every `vec_*` table of a database.
 fn vec_rows(dir: &Path, domain: &str) -> i64 {
     let db = common::open_db(dir, domain);
@@ -135,7 +115,7 @@ async fn a_mebibyte_of_noise_with_and_without_a_header() {
     tokio::join!(
         send_all(t.addr, after_header),
         send_all(t.addr, no_header),
-        send_all(t.addr, good_client("good", 3000)),
+        send_all(t.addr, common::good_client("good", 3000)),
     );
     // Still serving afterwards.
     send_all(
@@ -144,7 +124,7 @@ async fn a_mebibyte_of_noise_with_and_without_a_header() {
     )
     .await;
     t.server.shutdown().await;
-    assert_good_stored(t.dir.path(), "good", 3000);
+    common::assert_good_stored(t.dir.path(), "good", 3000);
     assert_capture_stored(t.dir.path());
     assert_eq!(vec_rows(t.dir.path(), "noise"), 0);
     let files: Vec<_> = std::fs::read_dir(t.dir.path())
@@ -162,12 +142,12 @@ async fn a_client_sending_one_byte_at_a_time_loses_nothing() {
     let started = std::time::Instant::now();
     tokio::join!(
         send(t.addr, raw, 1, Duration::from_millis(1)),
-        send_all(t.addr, good_client("good", 500)),
+        send_all(t.addr, common::good_client("good", 500)),
     );
     assert!(started.elapsed() < Duration::from_secs(10));
     t.server.shutdown().await;
     assert_capture_stored(t.dir.path());
-    assert_good_stored(t.dir.path(), "good", 500);
+    common::assert_good_stored(t.dir.path(), "good", 500);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,7 +181,7 @@ async fn a_thousand_idle_connections_do_not_block_others() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(accepted(), IDLE as u64);
-    send_all(t.addr, good_client("busy", 2000)).await;
+    send_all(t.addr, common::good_client("busy", 2000)).await;
     let dir = t.dir.path().to_owned();
     let seen = tokio::task::spawn_blocking(move || {
         common::wait_count(
@@ -224,7 +204,7 @@ async fn a_thousand_idle_connections_do_not_block_others() {
     }
     drop(idle);
     t.server.shutdown().await;
-    assert_good_stored(t.dir.path(), "busy", 2000);
+    common::assert_good_stored(t.dir.path(), "busy", 2000);
     assert!(!t.dir.path().join("idle.sq3").exists());
 }
 
@@ -237,11 +217,11 @@ async fn a_frame_declaring_four_gibibytes_is_skipped() {
     bytes.extend(frames.concat());
     tokio::join!(
         send_all(t.addr, bytes),
-        send_all(t.addr, good_client("good", 1000)),
+        send_all(t.addr, common::good_client("good", 1000)),
     );
     t.server.shutdown().await;
     assert_capture_stored(t.dir.path());
-    assert_good_stored(t.dir.path(), "good", 1000);
+    common::assert_good_stored(t.dir.path(), "good", 1000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,9 +241,9 @@ async fn garbage_between_frames_is_skipped() {
     bytes.extend_from_slice(b"trailing garbage");
     tokio::join!(
         send_all(t.addr, bytes),
-        send_all(t.addr, good_client("good", 1000)),
+        send_all(t.addr, common::good_client("good", 1000)),
     );
     t.server.shutdown().await;
     assert_capture_stored(t.dir.path());
-    assert_good_stored(t.dir.path(), "good", 1000);
+    common::assert_good_stored(t.dir.path(), "good", 1000);
 }

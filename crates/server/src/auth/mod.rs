@@ -119,16 +119,18 @@ impl Auth {
         }
     }
 
+    /// True if the header so far already shows it may open `domain`: the
+    /// domain needs no token, or a token it carries is one of the domain's.
+    /// Used before the header is complete, to decide how much of it an
+    /// unknown client may send; never logs, never refuses.
+    pub fn admits_partial(&self, domain: &str, partial: &Header) -> bool {
+        self.check(domain, presented(partial)).is_ok()
+    }
+
     /// [`Auth::check`] on a header, logging a refusal with the client's
     /// address. The last [`AUTH_KEY`] line of the header counts.
     pub fn admit(&self, domain: &str, header: &Header, peer: SocketAddr) -> Result<(), String> {
-        let presented = header
-            .extra
-            .iter()
-            .rev()
-            .find(|(k, _)| k == AUTH_KEY)
-            .map(|(_, v)| v.as_str());
-        self.check(domain, presented).map_err(|refusal| {
+        self.check(domain, presented(header)).map_err(|refusal| {
             tracing::warn!(client = %peer, domain, reason = %refusal,
                 "authentication failed; connection refused");
             format!("authentication failed: {refusal}")
@@ -141,6 +143,16 @@ impl httpkit::Authenticator for Auth {
         let tokens = Arc::clone(&self.tokens.read().unwrap_or_else(|e| e.into_inner()));
         tokens.http_grants(token)
     }
+}
+
+/// The token a header presents: its last [`AUTH_KEY`] line.
+fn presented(header: &Header) -> Option<&str> {
+    header
+        .extra
+        .iter()
+        .rev()
+        .find(|(k, _)| k == AUTH_KEY)
+        .map(|(_, v)| v.as_str())
 }
 
 fn read(path: &std::path::Path) -> Result<Tokens, AuthError> {

@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | `streamgauge_connections_accepted_total` | counter | | TCP connections accepted |
 //! | `streamgauge_connections_open` | gauge | | connections being served now |
+//! | `streamgauge_connections_refused_total` | counter | `reason` | connections closed unread because a limit was reached: `total` (`--max-connections`), `per_source` (`--max-connections-per-source`) |
 //! | `streamgauge_connections_closed_total` | counter | `reason` | ended connections: `closed` (by the client), `idle` (idle timeout), `shutdown`, `error` (protocol or storage error) |
 //! | `streamgauge_received_bytes_total` | counter | | bytes read from client sockets |
 //! | `streamgauge_decode_errors_total` | counter | `code` | input errors, by [`omsp::ErrorKind::code`] (fatal ones included) |
@@ -27,6 +28,8 @@ mod text;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::admission::Refused;
 
 pub use metered::Metered;
 pub use report::ClientEvent;
@@ -76,6 +79,8 @@ pub struct Metrics {
     /// Connections that ended, indexed like [`CloseReason::ALL`]; open =
     /// accepted − sum of these.
     closed: [AtomicU64; 4],
+    /// `streamgauge_connections_refused_total`, indexed like [`Refused::ALL`].
+    refused: [AtomicU64; 2],
     /// `streamgauge_received_bytes_total`.
     pub bytes_received: AtomicU64,
     /// `streamgauge_decode_errors_total`, by code (errors are rare: a lock is fine).
@@ -196,6 +201,16 @@ impl Metrics {
     /// Counts one ended connection.
     pub fn closed(&self, reason: CloseReason) {
         self.closed[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection refused for `reason`.
+    pub fn refused(&self, reason: Refused) {
+        self.refused[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Connections refused for `reason`.
+    pub fn refused_count(&self, reason: Refused) -> u64 {
+        self.refused[reason as usize].load(Ordering::Relaxed)
     }
 
     /// Ended connections for `reason`.

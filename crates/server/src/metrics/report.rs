@@ -174,7 +174,7 @@ impl Session {
         }
         rows.push(self.row(self.stats.0, self.stats.1, now, stats_values(totals)));
         self.stats.1 += 1;
-        if self.db.send(Command::Rows(rows, None)).await.is_err() {
+        if self.db.send(Command::Rows(rows, None, None)).await.is_err() {
             tracing::warn!(domain = self.db.domain(), "self-report writer is gone");
         }
     }

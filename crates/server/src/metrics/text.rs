@@ -37,6 +37,15 @@ pub fn render(m: &Metrics) -> String {
     }
     let n = family(
         o,
+        "streamgauge_connections_refused_total",
+        "counter",
+        "Connections closed unread because a limit was reached, by limit (total, per_source).",
+    );
+    for r in crate::admission::Refused::ALL {
+        let _ = writeln!(o, "{n}{{reason=\"{}\"}} {}", r.label(), m.refused_count(r));
+    }
+    let n = family(
+        o,
         "streamgauge_received_bytes_total",
         "counter",
         "Bytes read from client sockets.",
@@ -157,6 +166,7 @@ mod tests {
         m.connections_accepted.fetch_add(2, Ordering::Relaxed);
         m.closed(CloseReason::Error);
         m.decode_error("bad_value");
+        m.refused(crate::admission::Refused::PerSource);
         let d = m.domain("exp");
         d.received.fetch_add(10, Ordering::Relaxed);
         d.stored.fetch_add(7, Ordering::Relaxed);
@@ -167,6 +177,8 @@ mod tests {
             "streamgauge_connections_accepted_total 2",
             "streamgauge_connections_open 1",
             "streamgauge_connections_closed_total{reason=\"error\"} 1",
+            "streamgauge_connections_refused_total{reason=\"per_source\"} 1",
+            "streamgauge_connections_refused_total{reason=\"total\"} 0",
             "streamgauge_decode_errors_total{code=\"bad_value\"} 1",
             "streamgauge_tuples_received_total{domain=\"exp\"} 10",
             "streamgauge_writer_backlog_rows{domain=\"exp\"} 3",

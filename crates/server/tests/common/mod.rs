@@ -193,3 +193,25 @@ pub fn text_header(domain: &str, sender: &str, start: i64, schemas: &[&str]) -> 
     h.push_str("content: text\n\n");
     h
 }
+
+/// A text client of `domain` sending `n` rows of `app_m` (x = i, s = "v{i}").
+pub fn good_client(domain: &str, n: i64) -> Vec<u8> {
+    let mut s = text_header(domain, "good", 1000, &["1 app_m x:int64 s:string"]);
+    for i in 0..n {
+        s.push_str(&format!("{}.5\t1\t{i}\t{i}\tv{i}\n", i / 100));
+    }
+    s.into_bytes()
+}
+
+/// Every row of [`good_client`] stored once, in order.
+pub fn assert_good_stored(dir: &Path, domain: &str, n: i64) {
+    let rows: Vec<(i64, String)> = open_db(dir, domain)
+        .prepare("SELECT x, s FROM app_m ORDER BY oml_seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<(i64, String)> = (0..n).map(|i| (i, format!("v{i}"))).collect();
+    assert_eq!(rows, want);
+}
