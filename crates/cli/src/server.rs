@@ -74,6 +74,9 @@ pub struct ServerArgs {
     /// Extra libpq connection parameters.
     #[arg(long, value_name = "CONNINFO")]
     pub pg_connect: Option<String>,
+    /// Column type of uint64 and guid fields in new PostgreSQL tables: 'numeric' (NUMERIC(20,0), exact) or 'bigint' (the reference's BIGINT; values from 2^63 stored as negative two's complement; see docs/storage.md) [default: numeric].
+    #[arg(long, value_name = "LAYOUT", value_parser = parse_uint64_layout)]
+    pub pg_uint64: Option<::store::postgres::Uint64Layout>,
     /// Program told about database events (must print 'OML HOOK READY').
     #[arg(short = 'H', long, value_name = "PROGRAM")]
     pub event_hook: Option<PathBuf>,
@@ -262,8 +265,22 @@ impl ServerArgs {
             user: text(&self.pg_user, "pg-user", defaults.user.clone()),
             password: text(&self.pg_pass, "pg-pass", String::new()),
             conninfo: text(&self.pg_connect, "pg-connect", String::new()),
+            uint64: match (self.pg_uint64, file.get("pg-uint64")) {
+                (Some(l), _) => l,
+                (None, Some(v)) => parse_uint64_layout(v).map_err(anyhow::Error::msg)?,
+                (None, None) => defaults.uint64,
+            },
             ..defaults
         })
+    }
+}
+
+/// `numeric` or `bigint` (`--pg-uint64`, config key `pg-uint64`).
+fn parse_uint64_layout(v: &str) -> std::result::Result<::store::postgres::Uint64Layout, String> {
+    match v {
+        "numeric" => Ok(::store::postgres::Uint64Layout::Numeric),
+        "bigint" => Ok(::store::postgres::Uint64Layout::Bigint),
+        _ => Err(format!("{v:?}: want numeric or bigint")),
     }
 }
 

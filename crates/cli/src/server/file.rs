@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 27] = [
+pub const KEYS: [&str; 28] = [
     "listen",
     "bind",
     "data-dir",
@@ -34,6 +34,7 @@ pub const KEYS: [&str; 27] = [
     "pg-user",
     "pg-pass",
     "pg-connect",
+    "pg-uint64",
     "user",
     "group",
     "feedback-rules",
