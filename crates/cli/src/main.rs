@@ -13,6 +13,7 @@ mod inline;
 mod manager;
 mod progress;
 mod proxy;
+mod scaffold;
 mod server;
 mod wrap;
 
@@ -67,6 +68,9 @@ enum Command {
     /// The management plane: REST API and web front end for experiments, devices, runs and live results.
     #[command(long_about = manager::LONG_ABOUT)]
     Manager(manager::ManagerArgs),
+    /// Generate C (oml2-scaffold compatible), Python and Rust instrumentation from an application description.
+    #[command(long_about = scaffold::LONG_ABOUT)]
+    Scaffold(scaffold::ScaffoldArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Capture(args) => capture::run(&args),
         Command::Anonymize(args) => capture::anonymize::run(&args),
         Command::Manager(args) => manager::run(&args),
+        Command::Scaffold(args) => scaffold::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {
