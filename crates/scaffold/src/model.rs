@@ -198,6 +198,18 @@ pub struct TypeRef {
     pub decl: DeclType,
 }
 
+impl TypeRef {
+    /// Stands for a type already reported as wrong, so that reading can go
+    /// on: `string` raises no further error (a valid metric and property
+    /// type, with no length argument).
+    pub fn placeholder(loc: &Location) -> TypeRef {
+        TypeRef {
+            written: Located::new("string".to_owned(), loc.clone()),
+            decl: DeclType::Known(MetricType::String),
+        }
+    }
+}
+
 /// One field of a measurement point (`mp.defMetric`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {

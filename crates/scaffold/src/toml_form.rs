@@ -133,10 +133,18 @@ pub fn parse_toml(text: &str, file: &str) -> Result<App, Error> {
     })?;
     let loc = |s: &Spanned<String>| location(text, file, s.span().start);
     let located = |s: &Spanned<String>| Located::new(s.get_ref().clone(), loc(s));
+    // Unknown types are collected, so that every problem is reported at once.
+    let type_errors = std::cell::RefCell::new(Vec::new());
     let type_ref = |s: &Spanned<String>| -> Result<TypeRef, DescriptionError> {
-        Ok(TypeRef {
-            written: located(s),
-            decl: validate::decl_type(s.get_ref(), &loc(s))?,
+        Ok(match validate::decl_type(s.get_ref(), &loc(s)) {
+            Ok(decl) => TypeRef {
+                written: located(s),
+                decl,
+            },
+            Err(e) => {
+                type_errors.borrow_mut().push(e);
+                TypeRef::placeholder(&loc(s))
+            }
         })
     };
     let a = parsed.application;
@@ -227,7 +235,9 @@ pub fn parse_toml(text: &str, file: &str) -> Result<App, Error> {
         properties,
         measurements,
     };
-    let errs = validate::check(&app, &[], Default::default());
+    let mut errs = type_errors.into_inner();
+    errs.extend(validate::check(&app, &[], Default::default()));
+    errs.sort_by_key(|e| (e.loc.line, e.loc.col));
     if errs.is_empty() {
         Ok(app)
     } else {

@@ -132,6 +132,25 @@ async fn every_helper_compiles_runs_and_stores_every_value() {
     );
     assert!(text(&v[1]).iter().all(|c| c == "[ ]"), "{:?}", v[1]);
 
+    // --from-db reads the same measurement points back, types included.
+    let recovered = scaffold::from_db::describe(&data.path().join("d1.sq3")).unwrap();
+    let (described, _) = scaffold::load(&fixture("every_type.rb")).unwrap();
+    assert_eq!(recovered.name.value, "every_type");
+    let shape = |app: &scaffold::App| -> Vec<(String, Vec<(String, scaffold::model::MetricType)>)> {
+        app.measurements
+            .iter()
+            .map(|m| {
+                let fields = m
+                    .metrics
+                    .iter()
+                    .map(|f| (f.name.value.clone(), f.ty.decl.resolve(Default::default())))
+                    .collect();
+                (m.name.value.clone(), fields)
+            })
+            .collect()
+    };
+    assert_eq!(shape(&recovered), shape(&described));
+
     let a = rows(
         data.path(),
         "d1",

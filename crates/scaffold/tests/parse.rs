@@ -361,3 +361,19 @@ fn toml_errors_are_located() {
         "{e}"
     );
 }
+
+/// Every problem of a description is reported in one run, in file order.
+#[test]
+fn all_problems_are_reported_at_once() {
+    let text = "defApplication('a:app:bad', 'bad') do |app|\n  app.defMeasurement('m') do |mp|\n    mp.defMetric('label', :string)\n    mp.defMetric('flag', :bool)\n    mp.defMetric('label', :uint32)\n  end\n  app.defProperty('key', 'A key', '--key', :type => :blob)\n  app.defProperty('rate', 'A rate', '--rate', :unit => 'pkt/s')\nend\n";
+    let e = rb_error(text);
+    let at: Vec<&str> = e
+        .iter()
+        .map(|m| m.split(": error").next().unwrap())
+        .collect();
+    assert_eq!(
+        at,
+        ["bad.rb:4:26", "bad.rb:5:18", "bad.rb:7:53", "bad.rb:8:7"],
+        "{e:#?}"
+    );
+}

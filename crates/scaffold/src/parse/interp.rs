@@ -12,8 +12,18 @@ use crate::model::{
 
 type Res<T> = Result<T, DescriptionError>;
 
+/// What reading found besides the application: remarks, and errors that
+/// do not stop the reading (so that all of them are reported at once).
+#[derive(Debug, Default)]
+pub struct Notes {
+    /// Deprecated forms, with what to write instead.
+    pub warnings: Vec<Warning>,
+    /// Problems found so far.
+    pub errors: Vec<DescriptionError>,
+}
+
 /// Builds the application from the file's statements.
-pub fn application(stmts: &[Stmt], file: &str, warnings: &mut Vec<Warning>) -> Res<App> {
+pub fn application(stmts: &[Stmt], file: &str, notes: &mut Notes) -> Res<App> {
     let mut app = None;
     for s in stmts {
         let Stmt::Call {
@@ -40,7 +50,7 @@ pub fn application(stmts: &[Stmt], file: &str, warnings: &mut Vec<Warning>) -> R
                 "a second defApplication; write one application per description file",
             ));
         }
-        app = Some(def_application(&method.1, args, block.as_ref(), warnings)?);
+        app = Some(def_application(&method.1, args, block.as_ref(), notes)?);
     }
     app.ok_or_else(|| {
         DescriptionError::new(
@@ -68,7 +78,7 @@ fn def_application(
     at: &Location,
     args: &[Node],
     block: Option<&Block>,
-    warnings: &mut Vec<Warning>,
+    notes: &mut Notes,
 ) -> Res<App> {
     arity(at, "defApplication", args, 1, 2)?;
     let uri = text(&args[0], "the application URI")?;
@@ -118,12 +128,12 @@ fn def_application(
                 "version" => app.version = Some(version(&method.1, args)?),
                 "defProperty" => app
                     .properties
-                    .push(def_property(&method.1, args, warnings)?),
+                    .push(def_property(&method.1, args, notes)?),
                 "defMeasurement" => app.measurements.push(def_measurement(
                     &method.1,
                     args,
                     block.as_ref(),
-                    warnings,
+                    notes,
                 )?),
                 other => {
                     return Err(DescriptionError::new(
@@ -241,7 +251,7 @@ fn prop_opts(hash: Option<&Node>) -> Res<PropOpts> {
     Ok(o)
 }
 
-fn def_property(at: &Location, args: &[Node], warnings: &mut Vec<Warning>) -> Res<Property> {
+fn def_property(at: &Location, args: &[Node], notes: &mut Notes) -> Res<Property> {
     arity(at, "defProperty", args, 1, 4)?;
     // The options hash is the last argument, wherever the positional ones stop.
     let (positional, hash) = match args.last() {
@@ -274,18 +284,21 @@ fn def_property(at: &Location, args: &[Node], warnings: &mut Vec<Warning>) -> Re
         .as_ref()
         .is_some_and(|p| p.value.chars().count() == 1);
     let parameter = if letter_form || (parameter.is_none() && o.use_name == Some(false)) {
-        old_form(&name, &description, parameter.as_ref(), &mut o, warnings)
+        old_form(&name, &description, parameter.as_ref(), &mut o, notes)
     } else {
         parameter.map(|p| p.value)
     };
 
-    let Some(ty_node) = o.ty.take() else {
-        return Err(DescriptionError::new(
-            at,
-            format!("property `{}` has no `:type`; add e.g. `:type => :int32` (or :boolean, :string, :uint32, :int64, :uint64, :double)", name.value),
-        ));
+    let ty = match o.ty.take() {
+        Some(node) => type_ref(&node, notes)?,
+        None => {
+            notes.errors.push(DescriptionError::new(
+                at,
+                format!("property `{}` has no `:type`; add e.g. `:type => :int32` (or :boolean, :string, :uint32, :int64, :uint64, :double)", name.value),
+            ));
+            TypeRef::placeholder(at)
+        }
     };
-    let ty = type_ref(&ty_node)?;
 
     let mnemonic = match &o.mnemonic {
         Some(m) => Some(single_char(m, "`:mnemonic`")?),
@@ -316,7 +329,7 @@ fn old_form(
     description: &str,
     letter: Option<&Located<String>>,
     o: &mut PropOpts,
-    warnings: &mut Vec<Warning>,
+    notes: &mut Notes,
 ) -> Option<String> {
     let parameter = match letter {
         Some(l) => {
@@ -356,7 +369,7 @@ fn old_form(
         new.push_str(&format!(", :var_name => '{}'", v.value));
     }
     new.push(')');
-    warnings.push(Warning {
+    notes.warnings.push(Warning {
         loc: name.loc.clone(),
         message: format!(
             "obsolescent (OMF 5.3) declaration of property `{}`; write it as {new}",
@@ -370,7 +383,7 @@ fn def_measurement(
     at: &Location,
     args: &[Node],
     block: Option<&Block>,
-    warnings: &mut Vec<Warning>,
+    notes: &mut Notes,
 ) -> Res<Measurement> {
     arity(at, "defMeasurement", args, 1, 1)?;
     let name = text(&args[0], "the measurement point name")?;
@@ -385,7 +398,7 @@ fn def_measurement(
         check_receiver(s, block, "mp")?;
         match s {
             Stmt::Call { method, args, .. } if method.0 == "defMetric" => {
-                mp.metrics.push(def_metric(&method.1, args, warnings)?);
+                mp.metrics.push(def_metric(&method.1, args, notes)?);
             }
             Stmt::Call { method, .. } => {
                 return Err(DescriptionError::new(
@@ -407,10 +420,10 @@ fn def_measurement(
     Ok(mp)
 }
 
-fn def_metric(at: &Location, args: &[Node], warnings: &mut Vec<Warning>) -> Res<Metric> {
+fn def_metric(at: &Location, args: &[Node], notes: &mut Notes) -> Res<Metric> {
     arity(at, "defMetric", args, 2, 4)?;
     let name = text(&args[0], "the metric name")?;
-    let ty = type_ref(&args[1])?;
+    let ty = type_ref(&args[1], notes)?;
     let mut description = None;
     let mut unit = None;
     for extra in &args[2..] {
@@ -434,7 +447,7 @@ fn def_metric(at: &Location, args: &[Node], warnings: &mut Vec<Warning>) -> Res<
         }
     }
     if let Some(hint) = deprecation(&ty.written.value) {
-        warnings.push(Warning {
+        notes.warnings.push(Warning {
             loc: ty.written.loc.clone(),
             message: hint,
         });
@@ -457,8 +470,9 @@ pub fn deprecation(written: &str) -> Option<String> {
     }
 }
 
-/// A type given as `:sym` or `'string'`; unknown names are errors here.
-fn type_ref(n: &Node) -> Res<TypeRef> {
+/// A type given as `:sym` or `'string'`. An unknown name is recorded in
+/// `notes` (reading goes on, so that every problem is reported at once).
+fn type_ref(n: &Node, notes: &mut Notes) -> Res<TypeRef> {
     let written = match &n.expr {
         Expr::Sym(s) | Expr::Str(s) => s.clone(),
         _ => {
@@ -468,11 +482,16 @@ fn type_ref(n: &Node) -> Res<TypeRef> {
             ))
         }
     };
-    let decl = crate::validate::decl_type(&written, &n.loc)?;
-    Ok(TypeRef {
-        written: Located::new(written, n.loc.clone()),
-        decl,
-    })
+    match crate::validate::decl_type(&written, &n.loc) {
+        Ok(decl) => Ok(TypeRef {
+            written: Located::new(written, n.loc.clone()),
+            decl,
+        }),
+        Err(e) => {
+            notes.errors.push(e);
+            Ok(TypeRef::placeholder(&n.loc))
+        }
+    }
 }
 
 fn arity(at: &Location, what: &str, args: &[Node], min: usize, max: usize) -> Res<()> {

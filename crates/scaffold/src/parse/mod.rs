@@ -16,19 +16,22 @@ use crate::validate;
 
 /// Parses and checks a description; `file` is the name used in messages.
 pub fn parse_rb(text: &str, file: &str) -> Result<(App, Vec<Warning>), Error> {
-    let app_and_warnings = read(text, file).map_err(|e| Error::Description(vec![e]))?;
-    let errs = validate::check(&app_and_warnings.0, &[], IntAlias::Int32);
+    let (app, notes) = read(text, file).map_err(|e| Error::Description(vec![e]))?;
+    let mut errs = notes.errors;
+    errs.extend(validate::check(&app, &[], IntAlias::Int32));
+    errs.sort_by_key(|e| (e.loc.line, e.loc.col));
     if errs.is_empty() {
-        Ok(app_and_warnings)
+        Ok((app, notes.warnings))
     } else {
         Err(Error::Description(errs))
     }
 }
 
-fn read(text: &str, file: &str) -> Result<(App, Vec<Warning>), DescriptionError> {
+/// Syntax errors stop the reading; the others are collected in the notes.
+fn read(text: &str, file: &str) -> Result<(App, interp::Notes), DescriptionError> {
     let tokens = lexer::tokenize(text, file)?;
     let stmts = syntax::parse_program(&tokens)?;
-    let mut warnings = Vec::new();
-    let app = interp::application(&stmts, file, &mut warnings)?;
-    Ok((app, warnings))
+    let mut notes = interp::Notes::default();
+    let app = interp::application(&stmts, file, &mut notes)?;
+    Ok((app, notes))
 }
