@@ -63,12 +63,18 @@ impl Client {
 /// Sends `bytes`, half-closes, and waits until the server closes (it has
 /// then handed every row to its writer).
 pub fn send(addr: SocketAddr, bytes: &[u8]) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(bytes).unwrap();
-    s.shutdown(std::net::Shutdown::Write).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    try_send(addr, bytes).unwrap();
+}
+
+/// [`send`], returning a failure (a connection refused or reset).
+pub fn try_send(addr: SocketAddr, bytes: &[u8]) -> std::io::Result<()> {
+    let mut s = TcpStream::connect(addr)?;
+    s.write_all(bytes)?;
+    s.shutdown(std::net::Shutdown::Write)?;
+    s.set_read_timeout(Some(Duration::from_secs(120)))?;
     let mut sink = Vec::new();
     let _ = s.read_to_end(&mut sink);
+    Ok(())
 }
 
 /// Starts every client on its own thread; they connect at one instant.

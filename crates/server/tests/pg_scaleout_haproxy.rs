@@ -1,0 +1,169 @@
+//! The documented deployment (docs/scale-out.md), run: HAProxy (Debian
+//! `haproxy`, TCP mode) in front of two collection servers writing into one
+//! PostgreSQL. Clients connect to HAProxy only; every row is stored once,
+//! both servers take clients, and a server stopped in the middle of the run
+//! leaves its later clients to the other.
+
+mod common;
+#[path = "pg_scaleout/util.rs"]
+mod util;
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pgtemp::{shared, unique_domain};
+use server::metrics::CloseReason;
+use util::{at_once, join, one_to, seqs, server, Client};
+
+const ROWS: u64 = 5_000;
+
+/// The haproxy binary; `None` (skip) only outside CI.
+fn haproxy() -> Option<PathBuf> {
+    let found = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "haproxy is required in CI: run scripts/setup.sh (Debian package haproxy)"
+        );
+        eprintln!("SKIP: haproxy not installed (scripts/setup.sh installs it)");
+    }
+    found
+}
+
+/// HAProxy in the foreground with the documented TCP-mode frontend,
+/// round-robin over `backends` (the documented `balance source` would send
+/// every loopback client to one server), stopped when dropped.
+struct Haproxy {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Haproxy {
+    fn start(bin: &PathBuf, backends: &[SocketAddr]) -> Haproxy {
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut cfg = format!(
+            "global\n    maxconn 1000\n\
+             defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\
+             frontend omsp\n    bind 127.0.0.1:{port}\n    default_backend collectors\n\
+             backend collectors\n    balance roundrobin\n"
+        );
+        for (i, b) in backends.iter().enumerate() {
+            cfg.push_str(&format!("    server c{i} {b}\n"));
+        }
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, cfg).unwrap();
+        let child = Command::new(bin)
+            .arg("-db")
+            .arg("-f")
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(Instant::now() < deadline, "haproxy did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Haproxy {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn clients(addr: SocketAddr, domain: &str, prefix: &str, n: usize) -> Vec<Client> {
+    (0..n)
+        .map(|i| Client {
+            addr,
+            domain: domain.to_owned(),
+            sender: format!("{prefix}{i}"),
+            schema: "1 app_m x:int32 y:double".into(),
+            rows: ROWS,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_behind_haproxy_store_every_row_once() {
+    let Some(bin) = haproxy() else { return };
+    let port = shared().port;
+    let (a, addr_a, _da) = server(port).await;
+    let (b, addr_b, _db) = server(port).await;
+    let lb = Haproxy::start(&bin, &[addr_a, addr_b]);
+    let domain = unique_domain("haproxy");
+
+    join(at_once(clients(lb.addr, &domain, "first", 8))).await;
+    let served = |s: &server::Server| s.metrics().closed_count(CloseReason::Closed);
+    assert_eq!(
+        (served(&a), served(&b)),
+        (4, 4),
+        "round robin over both servers"
+    );
+
+    // Server b goes away; HAProxy (without health checks here) sends half
+    // of the next clients to it and they fail to connect: liboml2 would
+    // retry, so the test retries them the same way until all are stored.
+    b.shutdown().await;
+    let second = clients(lb.addr, &domain, "second", 4);
+    let d = domain.clone();
+    tokio::task::spawn_blocking(move || {
+        for c in second {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let name = c.sender.clone();
+            'attempt: loop {
+                assert!(Instant::now() < deadline, "{name} never stored");
+                // A connection HAProxy cannot forward is closed or reset.
+                let _ = util::try_send(c.addr, &c.bytes());
+                // Handed over; committed within a second if a server took it.
+                let settle = Instant::now() + Duration::from_secs(3);
+                let mut n = 0;
+                while Instant::now() < settle {
+                    n = seqs(port, &d, "app_m").get(&name).map_or(0, Vec::len);
+                    if n == ROWS as usize {
+                        break 'attempt;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                assert_eq!(
+                    n, 0,
+                    "{name}: a connection HAProxy could not forward stores nothing"
+                );
+            }
+        }
+    })
+    .await
+    .unwrap();
+    drop(lb);
+    a.shutdown().await;
+
+    let got = seqs(port, &domain, "app_m");
+    let want: BTreeMap<String, Vec<i64>> = (0..8)
+        .map(|i| format!("first{i}"))
+        .chain((0..4).map(|i| format!("second{i}")))
+        .map(|n| (n, one_to(ROWS)))
+        .collect();
+    assert_eq!(got, want);
+}
