@@ -187,6 +187,9 @@ pub fn check(app: &App, targets: &[Target], alias: IntAlias) -> Vec<DescriptionE
             }
         }
     }
+    if targets.iter().any(|t| *t != Target::C) {
+        type_names(app, &mut errs);
+    }
     let mut vars = HashMap::new();
     let mut longs = HashMap::new();
     let mut shorts = HashMap::new();
@@ -249,6 +252,35 @@ pub fn check(app: &App, targets: &[Target], alias: IntAlias) -> Vec<DescriptionE
     }
     errs.sort_by_key(|e| (e.loc.line, e.loc.col));
     errs
+}
+
+/// Names the Python and Rust modules define or import besides one type per
+/// measurement point.
+const MODULE_NAMES: [&str; 8] = [
+    "MeasurementPoints",
+    "Options",
+    "Client",
+    "ClientError",
+    "Mp",
+    "OmlType",
+    "ValueRef",
+    "Sequence",
+];
+
+/// The Python and Rust outputs name a type after each measurement point
+/// (`if_stats` → `IfStats`): those names must be distinct and free.
+fn type_names(app: &App, errs: &mut Vec<DescriptionError>) {
+    let mut seen = HashMap::new();
+    for mp in &app.measurements {
+        let ty = crate::gen::python::class_name(&mp.name.value);
+        if MODULE_NAMES.contains(&ty.as_str()) {
+            errs.push(DescriptionError::new(
+                &mp.name.loc,
+                format!("measurement point `{}` would be the type `{ty}`, which the generated module already defines; rename it", mp.name.value),
+            ));
+        }
+        duplicate(&mut seen, &ty, &mp.name.loc, "generated type name", errs);
+    }
 }
 
 fn name_checks(

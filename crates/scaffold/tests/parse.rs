@@ -377,3 +377,34 @@ fn all_problems_are_reported_at_once() {
         "{e:#?}"
     );
 }
+
+/// Python classes and Rust structs are named after measurement points.
+#[test]
+fn generated_type_names_must_be_distinct_and_free() {
+    let text = app("  app.defMeasurement('if_stats') do |mp|\n    mp.defMetric('x', :int32)\n  end\n  app.defMeasurement('ifStats') do |mp|\n    mp.defMetric('x', :int32)\n  end\n  app.defMeasurement('options') do |mp|\n    mp.defMetric('x', :int32)\n  end\n");
+    let (parsed, _) = parse_rb(&text, "t.rb").unwrap();
+    let errs = match scaffold::plan(
+        &parsed,
+        &[Output::Rust],
+        &Options::default(),
+        std::path::Path::new("."),
+    ) {
+        Err(Error::Description(e)) => e.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        errs,
+        [
+            "t.rb:5:22: error: duplicate generated type name `IfStats` (first defined at t.rb:2:22)",
+            "t.rb:8:22: error: measurement point `options` would be the type `Options`, which the generated module already defines; rename it",
+        ]
+    );
+    // C names nothing after them: fine there.
+    assert!(scaffold::plan(
+        &parsed,
+        &[Output::OmlHeader],
+        &Options::default(),
+        std::path::Path::new(".")
+    )
+    .is_ok());
+}

@@ -6,8 +6,7 @@
 use super::syntax::{Block, Expr, Node, Stmt};
 use crate::error::DescriptionError;
 use crate::model::{
-    option_names, App, Literal, Located, Location, Measurement, Metric, Property, TypeRef, Version,
-    Warning,
+    App, Literal, Located, Location, Measurement, Metric, TypeRef, Version, Warning,
 };
 
 type Res<T> = Result<T, DescriptionError>;
@@ -128,7 +127,7 @@ fn def_application(
                 "version" => app.version = Some(version(&method.1, args)?),
                 "defProperty" => app
                     .properties
-                    .push(def_property(&method.1, args, notes)?),
+                    .push(super::property::def_property(&method.1, args, notes)?),
                 "defMeasurement" => app.measurements.push(def_measurement(
                     &method.1,
                     args,
@@ -195,188 +194,6 @@ fn version(at: &Location, args: &[Node]) -> Res<Version> {
         minor: part(1)?,
         revision: part(2)?,
     })
-}
-
-/// The options of `defProperty`, by key.
-#[derive(Default)]
-struct PropOpts {
-    ty: Option<Node>,
-    mnemonic: Option<Located<String>>,
-    unit: Option<String>,
-    default: Option<Located<Literal>>,
-    var_name: Option<Located<String>>,
-    use_name: Option<bool>,
-    impl_var_name: Option<Located<String>>,
-    impl_popt_val: Option<Located<Literal>>,
-}
-
-fn prop_opts(hash: Option<&Node>) -> Res<PropOpts> {
-    let mut o = PropOpts::default();
-    for (k, v) in pairs(hash, "defProperty options")? {
-        match key(k)?.as_str() {
-            "type" => o.ty = Some(v.clone()),
-            "mnemonic" => o.mnemonic = Some(text(v, "`:mnemonic`")?),
-            "unit" => o.unit = Some(text(v, "`:unit`")?.value),
-            "default" => o.default = Some(literal(v)?),
-            "var_name" => o.var_name = Some(text(v, "`:var_name`")?),
-            "use_name" => match v.expr {
-                Expr::Bool(b) => o.use_name = Some(b),
-                _ => {
-                    return Err(DescriptionError::new(
-                        &v.loc,
-                        "`:use_name` is true or false",
-                    ))
-                }
-            },
-            "impl" => {
-                for (ik, iv) in pairs(Some(v), "`:impl`")? {
-                    match key(ik)?.as_str() {
-                        "var_name" => o.impl_var_name = Some(text(iv, "`:var_name`")?),
-                        "popt_val" => o.impl_popt_val = Some(literal(iv)?),
-                        other => return Err(unknown_key(ik, other, "var_name, popt_val")),
-                    }
-                }
-            }
-            // OMF uses these at run time; they do not change generated code.
-            "dynamic" | "order" => {}
-            other => {
-                return Err(unknown_key(
-                    k,
-                    other,
-                    "type, mnemonic, unit, default, var_name, use_name, impl, dynamic, order",
-                ))
-            }
-        }
-    }
-    Ok(o)
-}
-
-fn def_property(at: &Location, args: &[Node], notes: &mut Notes) -> Res<Property> {
-    arity(at, "defProperty", args, 1, 4)?;
-    // The options hash is the last argument, wherever the positional ones stop.
-    let (positional, hash) = match args.last() {
-        Some(
-            n @ Node {
-                expr: Expr::Hash(_),
-                ..
-            },
-        ) => (&args[..args.len() - 1], Some(n)),
-        _ => (args, None),
-    };
-    if positional.len() > 3 {
-        return Err(DescriptionError::new(
-            &positional[3].loc,
-            "defProperty takes (name, description, parameter, options)",
-        ));
-    }
-    let name = text(&positional[0], "the property name")?;
-    let description = match positional.get(1) {
-        Some(n) if n.expr != Expr::Nil => text(n, "the property description")?.value,
-        _ => String::new(),
-    };
-    let parameter = match positional.get(2) {
-        Some(n) if n.expr != Expr::Nil => Some(text(n, "the option parameter")?),
-        _ => None,
-    };
-    let mut o = prop_opts(hash)?;
-
-    let letter_form = parameter
-        .as_ref()
-        .is_some_and(|p| p.value.chars().count() == 1);
-    let parameter = if letter_form || (parameter.is_none() && o.use_name == Some(false)) {
-        old_form(&name, &description, parameter.as_ref(), &mut o, notes)
-    } else {
-        parameter.map(|p| p.value)
-    };
-
-    let ty = match o.ty.take() {
-        Some(node) => type_ref(&node, notes)?,
-        None => {
-            notes.errors.push(DescriptionError::new(
-                at,
-                format!("property `{}` has no `:type`; add e.g. `:type => :int32` (or :boolean, :string, :uint32, :int64, :uint64, :double)", name.value),
-            ));
-            TypeRef::placeholder(at)
-        }
-    };
-
-    let mnemonic = match &o.mnemonic {
-        Some(m) => Some(single_char(m, "`:mnemonic`")?),
-        None => None,
-    };
-    let (long_name, short_name) = option_names(&name.value, parameter.as_deref(), mnemonic);
-    let var_name = o
-        .var_name
-        .unwrap_or_else(|| Located::new(name.value.replace('-', "_"), name.loc.clone()));
-    Ok(Property {
-        long_name,
-        short_name,
-        mnemonic,
-        name,
-        description,
-        parameter,
-        ty,
-        unit: o.unit,
-        default: o.default,
-        var_name,
-    })
-}
-
-/// The OMF ≤ 5.3 form (a bare letter as parameter, or `:use_name => false`):
-/// rewritten into the current form, with a warning showing that form.
-fn old_form(
-    name: &Located<String>,
-    description: &str,
-    letter: Option<&Located<String>>,
-    o: &mut PropOpts,
-    notes: &mut Notes,
-) -> Option<String> {
-    let parameter = match letter {
-        Some(l) => {
-            o.mnemonic = Some(l.clone());
-            format!("-{}", l.value)
-        }
-        None => {
-            o.mnemonic = None;
-            format!("--{}", name.value)
-        }
-    };
-    if let Some(v) = o.impl_var_name.take() {
-        if v.value != name.value {
-            o.var_name = Some(v);
-        }
-    }
-    if let Some(d) = o.impl_popt_val.take() {
-        if d.value != Literal::Str(name.value.clone()) {
-            o.default = Some(d);
-        }
-    }
-    let mut new = format!(
-        "app.defProperty('{}', '{}', '{parameter}'",
-        name.value, description
-    );
-    if let Some(Node {
-        expr: Expr::Sym(t) | Expr::Str(t),
-        ..
-    }) = &o.ty
-    {
-        new.push_str(&format!(", :type => :{t}"));
-    }
-    if let Some(m) = &o.mnemonic {
-        new.push_str(&format!(", :mnemonic => '{}'", m.value));
-    }
-    if let Some(v) = &o.var_name {
-        new.push_str(&format!(", :var_name => '{}'", v.value));
-    }
-    new.push(')');
-    notes.warnings.push(Warning {
-        loc: name.loc.clone(),
-        message: format!(
-            "obsolescent (OMF 5.3) declaration of property `{}`; write it as {new}",
-            name.value
-        ),
-    });
-    Some(parameter)
 }
 
 fn def_measurement(
@@ -472,7 +289,7 @@ pub fn deprecation(written: &str) -> Option<String> {
 
 /// A type given as `:sym` or `'string'`. An unknown name is recorded in
 /// `notes` (reading goes on, so that every problem is reported at once).
-fn type_ref(n: &Node, notes: &mut Notes) -> Res<TypeRef> {
+pub(super) fn type_ref(n: &Node, notes: &mut Notes) -> Res<TypeRef> {
     let written = match &n.expr {
         Expr::Sym(s) | Expr::Str(s) => s.clone(),
         _ => {
@@ -494,7 +311,7 @@ fn type_ref(n: &Node, notes: &mut Notes) -> Res<TypeRef> {
     }
 }
 
-fn arity(at: &Location, what: &str, args: &[Node], min: usize, max: usize) -> Res<()> {
+pub(super) fn arity(at: &Location, what: &str, args: &[Node], min: usize, max: usize) -> Res<()> {
     if args.len() < min || args.len() > max {
         let want = if min == max {
             format!("{min}")
@@ -509,7 +326,7 @@ fn arity(at: &Location, what: &str, args: &[Node], min: usize, max: usize) -> Re
     Ok(())
 }
 
-fn text(n: &Node, what: &str) -> Res<Located<String>> {
+pub(super) fn text(n: &Node, what: &str) -> Res<Located<String>> {
     match &n.expr {
         Expr::Str(s) | Expr::Sym(s) => Ok(Located::new(s.clone(), n.loc.clone())),
         _ => Err(DescriptionError::new(
@@ -519,7 +336,7 @@ fn text(n: &Node, what: &str) -> Res<Located<String>> {
     }
 }
 
-fn literal(n: &Node) -> Res<Located<Literal>> {
+pub(super) fn literal(n: &Node) -> Res<Located<Literal>> {
     let lit = match &n.expr {
         Expr::Str(s) | Expr::Sym(s) => Literal::Str(s.clone()),
         Expr::Int(i) => Literal::Int(*i),
@@ -535,7 +352,7 @@ fn literal(n: &Node) -> Res<Located<Literal>> {
     Ok(Located::new(lit, n.loc.clone()))
 }
 
-fn pairs<'a>(hash: Option<&'a Node>, what: &str) -> Res<&'a [(Node, Node)]> {
+pub(super) fn pairs<'a>(hash: Option<&'a Node>, what: &str) -> Res<&'a [(Node, Node)]> {
     match hash {
         None => Ok(&[]),
         Some(Node {
@@ -549,7 +366,7 @@ fn pairs<'a>(hash: Option<&'a Node>, what: &str) -> Res<&'a [(Node, Node)]> {
     }
 }
 
-fn key(k: &Node) -> Res<String> {
+pub(super) fn key(k: &Node) -> Res<String> {
     match &k.expr {
         Expr::Sym(s) | Expr::Str(s) => Ok(s.clone()),
         _ => Err(DescriptionError::new(
@@ -559,11 +376,11 @@ fn key(k: &Node) -> Res<String> {
     }
 }
 
-fn unknown_key(k: &Node, name: &str, known: &str) -> DescriptionError {
+pub(super) fn unknown_key(k: &Node, name: &str, known: &str) -> DescriptionError {
     DescriptionError::new(&k.loc, format!("unknown option `:{name}`; known: {known}"))
 }
 
-fn single_char(s: &Located<String>, what: &str) -> Res<char> {
+pub(super) fn single_char(s: &Located<String>, what: &str) -> Res<char> {
     let mut chars = s.value.chars();
     match (chars.next(), chars.next()) {
         (Some(c), None) if c.is_ascii_alphanumeric() => Ok(c),

@@ -6,6 +6,7 @@
 
 mod interp;
 mod lexer;
+mod property;
 mod syntax;
 
 pub use interp::deprecation;
