@@ -261,3 +261,32 @@ async fn generated_main_and_makefile_build_and_inject() {
         "{meta:?}"
     );
 }
+
+/// Every form of the language (`fixtures/forms.rb`: deprecated types,
+/// `:long`, old property forms, string defaults) and the `--app` skeleton
+/// give C that builds with `-Wall -Wextra -Werror`, main included.
+#[test]
+fn every_form_and_the_skeleton_build_strictly() {
+    let skeleton = scaffold::rb_form::skeleton("skel", "tester");
+    let (forms, _) = scaffold::load(&fixture("forms.rb")).unwrap();
+    for app in [forms, skeleton] {
+        let work = tempfile::tempdir().unwrap();
+        let all = [Output::OmlHeader, Output::PoptHeader, Output::Main];
+        let files = scaffold::plan(&app, &all, &Default::default(), work.path()).unwrap();
+        scaffold::write::write_all(&files, false).unwrap();
+        let main = work.path().join(format!("{}.c", app.name.value));
+        let lib = lib_dir();
+        let mut cmd = Command::new("cc");
+        cmd.args(["-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(work.path())
+            .arg("-I")
+            .arg(our_include())
+            .arg(&main)
+            .arg("-o")
+            .arg(work.path().join("prog"))
+            .arg("-L")
+            .arg(&lib)
+            .args(["-loml2", "-lpopt"]);
+        run_compiler(cmd);
+    }
+}

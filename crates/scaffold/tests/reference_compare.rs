@@ -147,6 +147,13 @@ fn seed_example_declares_what_the_reference_declares() {
 }
 
 #[test]
+fn old_property_forms_declare_what_the_reference_declares() {
+    let Some(r) = reference() else { return };
+    let (ours, theirs) = ours_and_reference("old_forms.rb", &r);
+    compare("oldforms", ours.path(), theirs.path(), |l| l);
+}
+
+#[test]
 fn long_differs_only_as_documented() {
     let Some(r) = reference() else { return };
     let (ours, theirs) = ours_and_reference("legacy_long.rb", &r);
