@@ -176,3 +176,50 @@ fn common_prefix(tables: &[&String]) -> Option<String> {
         .find(|p| tables.iter().all(|t| t.starts_with(&format!("{p}_"))))
         .map(str::to_owned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without schema rows (an older or foreign database), the column types
+    /// decide, and the application name is the tables' shared prefix.
+    #[test]
+    fn column_types_when_no_schema_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sq3");
+        let db = Connection::open(&path).unwrap();
+        db.execute_batch(
+            "CREATE TABLE iperf_transfer (oml_tuple_id INTEGER PRIMARY KEY, oml_seq INTEGER, a INTEGER, b UNSIGNED INTEGER, c BIGINT, d UNSIGNED BIGINT, e REAL, f TEXT, g BLOB);
+             CREATE TABLE iperf_jitter_stats (oml_tuple_id INTEGER PRIMARY KEY, j REAL);",
+        )
+        .unwrap();
+        drop(db);
+        let app = describe(&path).unwrap();
+        assert_eq!(app.name.value, "iperf");
+        let mps: Vec<&str> = app
+            .measurements
+            .iter()
+            .map(|m| m.name.value.as_str())
+            .collect();
+        assert_eq!(mps, ["transfer", "jitter_stats"]);
+        let types: Vec<MetricType> = app.measurements[0]
+            .metrics
+            .iter()
+            .map(|m| m.ty.decl.resolve(Default::default()))
+            .collect();
+        use MetricType::*;
+        assert_eq!(types, [Int32, UInt32, Int64, UInt64, Double, String, Blob]);
+    }
+
+    #[test]
+    fn an_empty_database_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.sq3");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE _senders (name TEXT)")
+            .unwrap();
+        let e = describe(&path).unwrap_err().to_string();
+        assert!(e.contains("no measurement tables"), "{e}");
+    }
+}
