@@ -214,14 +214,16 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         tracing::warn!(%client, domain, bools = lenient.bools, nul_cut = lenient.nul_cut,
             "text values read leniently, as the reference reads them: booleans other than a prefix of true/false stored as true, values cut at a NUL byte");
     }
+    // `received`: rows handed to the writer, not rows stored (the store may
+    // still refuse some; those are counted and logged by the writer).
     match end {
         End::Error(reason) => {
-            tracing::warn!(%client, domain, rows = conn.rows, %reason, "client disconnected on error");
+            tracing::warn!(%client, domain, received = conn.rows, %reason, "client disconnected on error");
         }
         End::Idle => {
-            tracing::warn!(%client, domain, rows = conn.rows, "client dropped due to idleness");
+            tracing::warn!(%client, domain, received = conn.rows, "client dropped due to idleness");
         }
-        end => tracing::info!(%client, domain, rows = conn.rows, ?end, "client disconnected"),
+        end => tracing::info!(%client, domain, received = conn.rows, ?end, "client disconnected"),
     }
     metrics.closed(reason);
     let who = conn.session.as_ref().map(|s| (s.db.domain(), &s.who));
