@@ -42,7 +42,7 @@ enum Command {
     Decode(decode::DecodeArgs),
     /// Collect OMSP streams over TCP into SQLite (an oml2-server replacement).
     #[command(long_about = server::LONG_ABOUT)]
-    Server(server::ServerArgs),
+    Server(Box<server::ServerArgs>),
     /// Buffer OMSP streams in a durable journal and forward them upstream (an oml2-proxy-server replacement).
     #[command(long_about = proxy::LONG_ABOUT)]
     Proxy(proxy::ProxyArgs),

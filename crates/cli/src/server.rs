@@ -2,6 +2,7 @@
 
 mod file;
 mod http;
+mod limits;
 mod privileges;
 mod security;
 mod signals;
@@ -110,6 +111,9 @@ pub struct ServerArgs {
     /// Store the server's own state (tables server_clients, server_stats) in this domain, every second.
     #[arg(long, value_name = "NAME")]
     pub self_domain: Option<String>,
+    /// Resource limits.
+    #[command(flatten)]
+    pub limits: limits::LimitArgs,
     /// Token authentication and TLS (boxed: keeps the subcommand enum small).
     #[command(flatten)]
     pub security: Box<SecurityArgs>,
@@ -195,6 +199,7 @@ impl ServerArgs {
         };
         (server.auth, server.tls) = self.security.resolve(&file)?;
         self.http.apply(&file, &mut server)?;
+        self.limits.apply(&file, &mut server)?;
         server.self_domain = self
             .self_domain
             .clone()

@@ -290,8 +290,11 @@ impl Header {
 
     /// Writes the header the way liboml2 does: `protocol`, `domain`,
     /// `start-time`, `sender-id`, `app-name`, one `schema` line per schema
-    /// (with liboml2's trailing space), extension keys, `content`, empty line.
-    /// Versions below 4 use the older spellings `experiment-id` and `start_time`.
+    /// (with liboml2's trailing space), `content`, empty line. Extension keys
+    /// (which liboml2 never writes) go before the schemas, so that a server
+    /// sees an authentication token or a session id within the first few
+    /// hundred bytes, whatever the number of schemas. Versions below 4 use
+    /// the older spellings `experiment-id` and `start_time`.
     pub fn write(&self, out: &mut Vec<u8>) {
         let old = self.protocol < 4;
         let mut line = |k: &str, v: &str| {
@@ -316,11 +319,11 @@ impl Header {
         if let Some(a) = &self.app_name {
             line("app-name", a);
         }
-        for s in &self.schemas {
-            line("schema", &format!("{s} "));
-        }
         for (k, v) in &self.extra {
             line(k, v);
+        }
+        for s in &self.schemas {
+            line("schema", &format!("{s} "));
         }
         line("content", self.content.name());
         out.push(b'\n');

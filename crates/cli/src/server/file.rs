@@ -3,7 +3,9 @@
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
 //! `pg-user`, `pg-pass`, `pg-connect`, `auth-file`, `auth-required`,
-//! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`, `feedback-rules`; `auth-required` and `tls-required`
+//! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`, `feedback-rules`,
+//! `max-connections`, `max-connections-per-source`, `max-domains`,
+//! `max-header-bytes`, `max-domain-queue-bytes`; `auth-required` and `tls-required`
 //! take `true` or `false`). `bind` may be given several times.
 //! `#` starts a comment line; blank lines are ignored; unknown keys are
 //! errors. Precedence: command line > environment > file > default.
@@ -13,7 +15,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 28] = [
+pub const KEYS: [&str; 33] = [
     "listen",
     "bind",
     "data-dir",
@@ -42,6 +44,11 @@ pub const KEYS: [&str; 28] = [
     "http-public",
     "http-cors-origin",
     "query-budget",
+    "max-connections",
+    "max-connections-per-source",
+    "max-domains",
+    "max-header-bytes",
+    "max-domain-queue-bytes",
 ];
 
 /// Parsed file: key → values in file order.
