@@ -140,14 +140,15 @@ setup_rust() {
 # crates/cli/tests/oml4py*.rs and python/tests), pytest, maturin (builds the
 # python/ package), pandas and pyarrow (streamgauge.read and Parquet export),
 # psycopg (streamgauge.read from PostgreSQL), moto's server (a real
-# S3-compatible server on loopback for the archive tests).
-PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12" "psycopg[binary]>=3.1" "moto[server]>=5")
+# S3-compatible server on loopback for the archive tests), scipy, statsmodels
+# and matplotlib (streamgauge.observe: ANOVA, Tukey, bootstrap, report plots).
+PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12" "psycopg[binary]>=3.1" "moto[server]>=5" "scipy>=1.15" "statsmodels>=0.14" "matplotlib>=3.7")
 
 setup_python() {
     STEP="python test packages"
     local py="${PYTHON:-python3}"
     command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py tests)"
-    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
+    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels, matplotlib, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
         >/dev/null 2>&1; then
         log "python packages ok ($("$py" --version 2>&1))"
         return 0
@@ -158,8 +159,8 @@ setup_python() {
         || die "pip install ${PY_PACKAGES[*]} failed"
     # pyenv keeps shims per installed command; refresh them if it is there.
     if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
-    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server' >/dev/null 2>&1 \
-        || die "oml4py, pytest, maturin, pandas, pyarrow, psycopg or moto.server still not importable by $py"
+    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels, matplotlib' >/dev/null 2>&1 \
+        || die "oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels or matplotlib still not importable by $py"
     log "python packages ok (installed)"
 }
 

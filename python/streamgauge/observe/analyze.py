@@ -1,0 +1,73 @@
+"""The whole analysis of one runs file, as a JSON-serialisable dict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import anova, bootstrap, checks, permutation, posthoc, variation
+from .data import load_runs
+from .verdict import verdict
+
+
+def analyze(runs_csv: str | Path, treatment: str | None = None, baseline: str | None = None, alpha: float = 0.05,
+            permutations: int = 9999, resamples: int = 9999, seed: int = 1) -> dict:
+    design, long = load_runs(runs_csv, treatment, baseline)
+    factors = list(design.factors)
+    out = {"source": str(runs_csv), "design": design.to_json(), "alpha": alpha, "seed": seed, "responses": []}
+    for ri, response in enumerate(design.responses):
+        df = long[long["response"] == response].reset_index(drop=True)
+        out["responses"].append(
+            _one(df, response, design, factors, alpha, permutations, resamples, seed + 7919 * ri)
+        )
+    return out
+
+
+def _one(df, response, design, factors, alpha, permutations, resamples, seed) -> dict:
+    cells = df.groupby(factors, observed=True)["value"]
+    means = [
+        {**dict(zip(factors, k if isinstance(k, tuple) else (k,))), "n": int(len(v)), "mean": float(v.mean()),
+         "sd": float(v.std(ddof=1)) if len(v) > 1 else None}
+        for k, v in cells
+    ]
+    r = {"response": response, "n": int(len(df)), "cells": means,
+         "values": df[[*factors, "order", "value"]].astype({f: str for f in factors}).to_dict("records")}
+    if len(means) < int(np.prod([len(v) for v in design.factors.values()])) or min(m["n"] for m in means) < 2:
+        r["error"] = "every treatment needs at least 2 successful runs for the ANOVA"
+        r["verdict"] = f"{response}: not analysed ({r['error']})."
+        return r
+    f = anova.fit(df, factors)
+    r["formula"] = f.formula.replace("y ~", f"{response} ~")
+    r["anova_type2"] = anova.table(f, 2)
+    r["anova_type3"] = anova.table(f, 3)
+    r["checks"] = checks.run_checks(f, alpha)
+    r["residuals"] = {"fitted": [float(v) for v in f.model.fittedvalues],
+                      "resid": [float(v) for v in f.model.resid],
+                      "order": [int(v) for v in f.frame["order"]]}
+    if r["checks"]["normality_rejected"]:
+        r["permutation"] = permutation.permutation_anova(f, permutations, seed)
+        chosen, name = r["permutation"], "permutation ANOVA"
+    else:
+        chosen = [t for t in r["anova_type3"] if t["term"] != "Residual"]
+        name = "ANOVA F-test"
+    r["test_used"] = name
+    r["tukey"] = posthoc.for_significant(df, chosen, alpha)
+    r["variation"] = variation.allocation(f)
+    r["effects"] = bootstrap.effects(df, design.treatment, design.baseline, design.blocks, design.factors,
+                                     1 - alpha, resamples, seed)
+    r["verdict"] = verdict(response, design.treatment, chosen, r["effects"], alpha, name)
+    return r
+
+
+def write(result: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(result, indent=1, allow_nan=False, default=_default) + "\n")
+
+
+def _default(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    raise TypeError(f"not JSON serialisable: {type(v)}")

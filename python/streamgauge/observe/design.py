@@ -1,0 +1,63 @@
+"""The experiment's design as the runs file describes it.
+
+`streamgauge observe run` writes one row per run with the columns
+`run` (index in the plan's standard order), `order` (execution position),
+`replication`, `status` (ok / failed), `error`, one `factor:<name>` column
+per factor and one `response:<name>` column per response. Level order is
+the order of first appearance in standard order (`run`), i.e. the plan's
+order, so the first level of the first factor is the baseline unless told
+otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+FACTOR = "factor:"
+RESPONSE = "response:"
+
+
+@dataclass
+class Design:
+    factors: dict[str, list[str]]  # name -> levels in plan order
+    responses: list[str]
+    treatment: str  # the factor whose effect is the question (e.g. flavour)
+    baseline: str  # its reference level (e.g. uninstrumented)
+    replications: int = 0
+    failed: list[dict] = field(default_factory=list)
+
+    @property
+    def blocks(self) -> list[str]:
+        """The other factors: effects are reported per combination of them."""
+        return [f for f in self.factors if f != self.treatment]
+
+    def to_json(self) -> dict:
+        return {
+            "factors": self.factors,
+            "responses": self.responses,
+            "treatment": self.treatment,
+            "baseline": self.baseline,
+            "replications": self.replications,
+            "failed_runs": self.failed,
+        }
+
+
+def from_runs(runs: pd.DataFrame, treatment: str | None = None, baseline: str | None = None) -> Design:
+    factors_cols = [c for c in runs.columns if c.startswith(FACTOR)]
+    responses = [c[len(RESPONSE):] for c in runs.columns if c.startswith(RESPONSE)]
+    if not factors_cols:
+        raise ValueError("the runs file has no factor:<name> column; write it with `streamgauge observe run`")
+    if not responses:
+        raise ValueError("the runs file has no response:<name> column; write it with `streamgauge observe run`")
+    ordered = runs.sort_values("run") if "run" in runs.columns else runs
+    factors = {c[len(FACTOR):]: list(dict.fromkeys(ordered[c].astype(str))) for c in factors_cols}
+    treatment = treatment or next(iter(factors))
+    if treatment not in factors:
+        raise ValueError(f"treatment factor {treatment!r} is not in the runs file (factors: {', '.join(factors)})")
+    baseline = baseline or factors[treatment][0]
+    if baseline not in factors[treatment]:
+        raise ValueError(f"baseline {baseline!r} is not a level of {treatment} ({', '.join(factors[treatment])})")
+    reps = int(runs["replication"].nunique()) if "replication" in runs.columns else 0
+    return Design(factors, responses, treatment, baseline, reps)
