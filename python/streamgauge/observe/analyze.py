@@ -39,7 +39,7 @@ def _one(df, response, design, factors, alpha, permutations, resamples, seed) ->
         r["verdict"] = f"{response}: not analysed ({r['error']})."
         return r
     f = anova.fit(df, factors)
-    r["formula"] = f.formula.replace("y ~", f"{response} ~")
+    r["formula"] = f"{response} ~ " + " * ".join(factors)
     r["anova_type2"] = anova.table(f, 2)
     r["anova_type3"] = anova.table(f, 3)
     r["checks"] = checks.run_checks(f, alpha)

@@ -1,0 +1,160 @@
+"""The report of an analysis: self-contained HTML (plots inlined as SVG)
+and Markdown (plots written next to it as SVG files), built from the same
+sections so the two always say the same."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from . import plots
+from .verdict import fmt_p
+
+
+class Doc:
+    def __init__(self):
+        self.html: list[str] = []
+        self.md: list[str] = []
+        self.figures: dict[str, str] = {}
+
+    def h(self, level: int, text: str):
+        anchor = "".join(c if c.isalnum() else "-" for c in text.lower())
+        self.html.append(f'<h{level} id="{anchor}">{html.escape(text)}</h{level}>')
+        self.md.append(f"{'#' * level} {text}\n")
+
+    def p(self, text: str):
+        self.html.append(f"<p>{html.escape(text)}</p>")
+        self.md.append(f"{text}\n")
+
+    def table(self, headers: list[str], rows: list[list]):
+        cells = [[_fmt(v) for v in r] for r in rows]
+        self.html.append(
+            "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>"
+            + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in cells)
+            + "</table>"
+        )
+        self.md.append("| " + " | ".join(headers) + " |\n|" + "---|" * len(headers) + "\n"
+                       + "".join("| " + " | ".join(r) + " |\n" for r in cells))
+
+    def figure(self, name: str, title: str, svg: str):
+        self.figures[name] = svg
+        self.html.append(f"<figure>{svg}<figcaption>{html.escape(title)}</figcaption></figure>")
+        self.md.append(f"![{title}]({name})\n")
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:.6g}"
+    return str(v)
+
+
+def build(a: dict, stem: str) -> Doc:
+    d = Doc()
+    des = a["design"]
+    d.h(1, "Observer-effect report")
+    d.p(f"Source: {a['source']}. Significance level {a['alpha']}; permutations and resamples seeded with {a['seed']}.")
+    d.h(2, "Design")
+    d.table(["factor", "levels"], [[f, ", ".join(lv)] for f, lv in des["factors"].items()])
+    d.p(f"Treatment factor {des['treatment']} (baseline {des['baseline']}); replications {des['replications']}; "
+        f"responses {', '.join(des['responses'])}.")
+    d.h(2, "Failed runs")
+    if des["failed_runs"]:
+        keys = [k for k in des["failed_runs"][0] if k != "error"]
+        d.table([*keys, "error"], [[r[k] for k in keys] + [r["error"]] for r in des["failed_runs"]])
+        d.p(f"{len(des['failed_runs'])} run(s) failed and are excluded from the analysis below.")
+    else:
+        d.p("None: every run succeeded.")
+    for r in a["responses"]:
+        _response(d, r, des, stem)
+    return d
+
+
+def _anova_rows(rows):
+    return [[t["term"], t["df"], t["sum_sq"], t["mean_sq"], t["F"], t["p"]] for t in rows]
+
+
+def _response(d: Doc, r: dict, des: dict, stem: str):
+    name = r["response"]
+    d.h(2, f"Response: {name}")
+    d.h(3, "Verdict")
+    d.p(r["verdict"])
+    if "error" in r:
+        return
+    d.p(f"Model: {r['formula']} (sum-to-zero contrasts), {r['n']} runs; decisions use the {r['test_used']}.")
+    c = r["checks"]
+    d.h(3, "Assumption checks")
+    d.table(["group", "n", "Shapiro-Wilk W", "p"], [[s["group"], s["n"], s["W"], s["p"]] for s in c["shapiro_groups"]])
+    tp = c["turning_point"]
+    d.table(
+        ["check", "statistic", "p"],
+        [
+            ["Shapiro-Wilk on residuals", c["shapiro_residuals"]["W"], c["shapiro_residuals"]["p"]],
+            ["Levene (median-centred)", c["levene"]["W"] if c["levene"] else None, c["levene"]["p"] if c["levene"] else None],
+            ["Breusch-Pagan (LM)", c["breusch_pagan"]["LM"], c["breusch_pagan"]["p"]],
+            [f"turning points in run order ({tp['turning_points']} of {tp['expected'] and round(tp['expected'], 1)} expected)", tp["z"], tp["p"]],
+        ],
+    )
+    d.p("Normality rejected: the permutation ANOVA decides." if c["normality_rejected"]
+        else "Normality not rejected: the F-test decides.")
+    d.h(3, "ANOVA (type III)")
+    d.table(["term", "df", "sum sq", "mean sq", "F", "p"], _anova_rows(r["anova_type3"]))
+    d.h(3, "ANOVA (type II)")
+    d.table(["term", "df", "sum sq", "mean sq", "F", "p"], _anova_rows(r["anova_type2"]))
+    d.h(3, "Permutation ANOVA")
+    if "permutation" in r:
+        d.table(["term", "df", "F", "p", "permutations"],
+                [[t["term"], t["df"], t["F"], t["p"], t["permutations"]] for t in r["permutation"]])
+        d.p("Freedman-Lane: residuals of the model without the term are permuted; p = (1 + #{F* >= F}) / (B + 1).")
+    else:
+        d.p("Not run: normality was not rejected.")
+    d.h(3, "Tukey HSD")
+    if not r["tukey"]:
+        d.p("No significant term to compare.")
+    for t in r["tukey"]:
+        d.p(f"Term {t['term']}:")
+        d.table(["group 1", "group 2", "mean diff", "p adj", "lower", "upper", "reject"],
+                [[x["group1"], x["group2"], x["meandiff"], x["p_adj"], x["lower"], x["upper"], x["reject"]]
+                 for x in t["comparisons"]])
+    d.h(3, "Allocation of variation")
+    d.table(["term", "sum sq", "% of variation"], [[v["term"], v["sum_sq"], v["percent"]] for v in r["variation"]])
+    d.h(3, "Effects")
+    d.table(["level", "at", "relative difference to baseline", "CI low", "CI high", "note"],
+            [[e["level"], ", ".join(f"{k}={v}" for k, v in e["at"].items()), e["estimate"], e["ci_low"], e["ci_high"],
+              e.get("note", "")] for e in r["effects"]])
+    d.p(f"Bootstrap BCa intervals of mean(level) / mean({des['baseline']}) - 1; main {des['treatment']} {fmt_p(_main_p(r, des))}.")
+    factors = list(des["factors"])
+    blocks = [f for f in factors if f != des["treatment"]]
+    d.h(3, "Plots")
+    d.figure(f"{stem}-{name}-means.svg", "Means with 95 % CIs per treatment", plots.means(r["cells"], factors, name))
+    d.figure(f"{stem}-{name}-interaction.svg", "Interaction plot",
+             plots.interaction(r["values"], des["treatment"], blocks, des["factors"], name))
+    d.figure(f"{stem}-{name}-residuals.svg", "Residual diagnostics", plots.residuals(r["residuals"], name))
+
+
+def _main_p(r, des):
+    rows = r.get("permutation") or r["anova_type3"]
+    return next((t["p"] for t in rows if t["term"] == des["treatment"]), None)
+
+
+def write_reports(analysis: str | Path, html_path: str | None, md_path: str | None) -> None:
+    a = json.loads(Path(analysis).read_text())
+    stem = Path(md_path).stem if md_path else "report"
+    d = build(a, stem)
+    if html_path:
+        Path(html_path).parent.mkdir(parents=True, exist_ok=True)
+        style = ("body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse;margin:.5em 0}"
+                 "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}figure{margin:1em 0}")
+        Path(html_path).write_text(
+            f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Observer-effect report</title>"
+            f"<style>{style}</style></head><body>\n" + "\n".join(d.html) + "\n</body></html>\n")
+    if md_path:
+        out = Path(md_path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(d.md))
+        for name, svg in d.figures.items():
+            (out.parent / name).write_text(svg)

@@ -1,0 +1,51 @@
+"""The observer-effect report: every table and plot section, in HTML
+(self-contained: plots inlined as SVG) and Markdown (plots as files)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from streamgauge.observe.analyze import analyze, write
+from streamgauge.observe.report import write_reports
+
+from test_observe_stats import write_runs
+
+SECTIONS = [
+    "Design", "Failed runs", "Verdict", "Assumption checks", "ANOVA (type III)", "ANOVA (type II)",
+    "Permutation ANOVA", "Tukey HSD", "Allocation of variation", "Effects", "Plots",
+]
+FIGURES = ["Means with 95 % CIs per treatment", "Interaction plot", "Residual diagnostics"]
+
+
+def check_report(html: str, md: str, responses: list[str]) -> None:
+    """Shared with the end-to-end test of `streamgauge observe`."""
+    for s in SECTIONS:
+        assert f"## {s}" in md or f"### {s}" in md, s
+        assert f">{s}</h" in html.replace("&#x27;", "'"), s
+    for r in responses:
+        assert f"## Response: {r}" in md
+    for fig in FIGURES:
+        assert md.count(f"![{fig}]") == len(responses), fig
+        assert html.count(f"<figcaption>{fig}</figcaption>") == len(responses), fig
+    # self-contained: SVG inline, nothing fetched
+    assert html.count("<svg") >= 3 * len(responses)
+    assert not re.search(r"""(src|href)=["']https?:""", html)
+
+
+def test_report_has_every_section_and_plot(tmp_path):
+    rng = np.random.default_rng(8)
+    vals = [(fl, rate, rep, float(rate) * (0.9 if fl == "per-packet" else 1) + rng.normal(0, 3))
+            for fl in ("uninstrumented", "per-packet") for rate in ("100", "300") for rep in range(3)]
+    write_runs(tmp_path / "runs.csv", vals, fail={4})
+    a = analyze(tmp_path / "runs.csv", permutations=999, resamples=999)
+    write(a, tmp_path / "analysis.json")
+    write_reports(tmp_path / "analysis.json", str(tmp_path / "r.html"), str(tmp_path / "md" / "r.md"))
+    html = (tmp_path / "r.html").read_text()
+    md = (tmp_path / "md" / "r.md").read_text()
+    check_report(html, md, ["rate_pps"])
+    for link in re.findall(r"\]\(([^)]+\.svg)\)", md):
+        assert (tmp_path / "md" / link).read_text().startswith("<svg")
+    assert "sender exited 1" in md and "sender exited 1" in html
+    assert "per-packet reduces rate_pps by" in md
