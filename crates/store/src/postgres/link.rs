@@ -33,8 +33,18 @@ pub fn is_lost(e: &StoreError, client: Option<&Client>) -> bool {
         // connection_exception, operator_intervention (admin or crash
         // shutdown, cannot connect now), too_many_connections.
         Some(code) => code.starts_with("08") || code.starts_with("57P") || code == "53300",
-        // No SQLSTATE: the client library failed (I/O, closed socket).
-        None => matches!(e, StoreError::Postgres(_) | StoreError::Io(_)),
+        // No SQLSTATE: lost if the socket failed or closed (not for the
+        // client library's own errors, such as a row count or a type).
+        None => match e {
+            StoreError::Postgres(pe) => {
+                pe.is_closed()
+                    || std::error::Error::source(pe).is_some_and(|s| s.is::<std::io::Error>())
+                    || pe.to_string().contains("timeout")
+            }
+            // A COPY stream that could not be written or finished.
+            StoreError::Io(_) => true,
+            _ => false,
+        },
     }
 }
 
