@@ -176,3 +176,32 @@ fn errors_carry_their_sqlstate_and_detail() {
         "{e}"
     );
 }
+
+#[test]
+fn a_commit_refused_at_the_end_counts_all_its_rows_and_the_store_goes_on() {
+    let domain = unique_domain("refusedcommit");
+    let mut db = PgStore::open(&options(Uint64Layout::Numeric), &domain).unwrap();
+    let t = db
+        .register_schema(&Schema::parse("1 app_d x:int32").unwrap())
+        .unwrap();
+    // Checked only at COMMIT: the whole transaction is refused there.
+    shared().psql(
+        &domain,
+        "ALTER TABLE app_d ADD CONSTRAINT one_x UNIQUE (x) DEFERRABLE INITIALLY DEFERRED",
+    );
+    for seq in 1..=3 {
+        db.insert(&row(t, seq, vec![Value::Int32(7)])).unwrap();
+    }
+    let err = db.commit().unwrap_err();
+    assert_eq!(err.sqlstate(), Some("23505"), "{err}");
+    assert_eq!(db.take_refused(), 3);
+    // The next transaction is not affected.
+    db.insert(&row(t, 4, vec![Value::Int32(8)])).unwrap();
+    db.commit().unwrap();
+    assert_eq!(db.take_refused(), 0);
+    db.close().unwrap();
+    assert_eq!(
+        shared().psql(&domain, "SELECT string_agg(oml_seq::text, ',') FROM app_d"),
+        "4"
+    );
+}

@@ -251,9 +251,14 @@ impl PgStore {
             return Ok(());
         }
         let res = self.retry(write::commit_once);
-        if res.is_err() {
-            // Refused for good: end the transaction, whatever state it is in.
+        if let Err(e) = &res {
+            // Refused for good (not a lost connection): end the transaction,
+            // whatever state it is in; its rows are not stored.
             let _ = self.client.batch_execute("ROLLBACK");
+            let lost = self.catalog_rows();
+            self.refused += lost;
+            tracing::error!(db = %self.uri, rows = lost, error = %e,
+                "PostgreSQL refused the commit transaction; its rows are not stored");
         }
         // Done, or refused for good (not a lost connection): either way
         // this work is over; refused rows are counted by `commit_once`.

@@ -63,9 +63,9 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
         Err(e) => {
             let e = StoreError::from(e);
             if !super::link::is_lost(&e, Some(client)) {
-                // Refused at COMMIT (not lost): the transaction is gone.
+                // Refused at COMMIT (not lost): the transaction is gone, and
+                // the caller counts its rows as refused.
                 store.in_doubt = None;
-                store.refused += store.catalog_rows();
             }
             Err(e)
         }
