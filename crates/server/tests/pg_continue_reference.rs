@@ -6,14 +6,17 @@
 //! BIGINT uint64): every row must still be stored, in those types.
 
 mod common;
+#[path = "pg_scaleout/util.rs"]
+mod util;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgtemp::{shared, unique_domain};
 use server::{Backend, PgOptions};
+use util::Listening;
 
 /// The reference's install prefix (`None`: skip, only outside CI).
 fn reference() -> Option<PathBuf> {
@@ -38,48 +41,18 @@ fn reference() -> Option<PathBuf> {
     Some(PathBuf::from(text.lines().last().unwrap().trim()))
 }
 
-/// The stock oml2-server, killed when dropped.
-struct Stock {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Stock {
-    /// Started in a clean environment (it crashes under the harness's, see
-    /// client-ffi's reference_live), with `backend` flags.
-    fn start(prefix: &Path, dir: &Path, backend: &[String]) -> Stock {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(prefix.join("bin/oml2-server"))
-            .env_clear()
-            .args(["-l", &port.to_string(), "-D"])
-            .arg(dir)
-            .args(backend)
-            .arg("--oml-noop")
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(Instant::now() < deadline, "oml2-server did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Stock { child, addr }
-    }
-}
-
-impl Drop for Stock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The stock oml2-server, started in a clean environment (it crashes under
+/// the harness's, see client-ffi's reference_live), with `backend` flags.
+fn stock(prefix: &Path, dir: &Path, backend: &[String]) -> Listening {
+    let port = util::free_port();
+    let mut cmd = Command::new(prefix.join("bin/oml2-server"));
+    cmd.env_clear()
+        .args(["-l", &port.to_string(), "-D"])
+        .arg(dir)
+        .args(backend)
+        .arg("--oml-noop")
+        .current_dir(dir);
+    Listening::spawn(cmd, port)
 }
 
 const SCHEMA: &str = "1 app_m n:int32 u:uint64 d:double s:string";
@@ -159,7 +132,7 @@ fn stock_first_run(
     count: &dyn Fn() -> i64,
 ) {
     for attempt in 1..=3 {
-        let stock = Stock::start(prefix, dir, backend);
+        let stock = stock(prefix, dir, backend);
         let mut s = std::net::TcpStream::connect(stock.addr).unwrap();
         std::io::Write::write_all(&mut s, bytes).unwrap();
         s.shutdown(std::net::Shutdown::Write).unwrap();

@@ -9,14 +9,14 @@ mod common;
 mod util;
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgtemp::{shared, unique_domain};
 use server::metrics::CloseReason;
-use util::{at_once, join, one_to, seqs, server, Client};
+use util::{at_once, join, one_to, seqs, server, Client, Listening};
 
 const ROWS: u64 = 5_000;
 
@@ -40,19 +40,16 @@ fn haproxy() -> Option<PathBuf> {
 /// round-robin over `backends` (the documented `balance source` would send
 /// every loopback client to one server), stopped when dropped.
 struct Haproxy {
-    child: Child,
-    addr: SocketAddr,
+    /// The process and its frontend address.
+    proc: Listening,
+    /// Holds the configuration file.
     _dir: tempfile::TempDir,
 }
 
 impl Haproxy {
     fn start(bin: &PathBuf, backends: &[SocketAddr]) -> Haproxy {
         let dir = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = util::free_port();
         let mut cfg = format!(
             "global\n    maxconn 1000\n\
              defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\
@@ -64,33 +61,10 @@ impl Haproxy {
         }
         let path = dir.path().join("haproxy.cfg");
         std::fs::write(&path, cfg).unwrap();
-        let child = Command::new(bin)
-            .arg("-db")
-            .arg("-f")
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(Instant::now() < deadline, "haproxy did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Haproxy {
-            child,
-            addr,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let mut cmd = Command::new(bin);
+        cmd.arg("-db").arg("-f").arg(&path);
+        let proc = Listening::spawn(cmd, port);
+        Haproxy { proc, _dir: dir }
     }
 }
 
@@ -115,7 +89,7 @@ async fn two_servers_behind_haproxy_store_every_row_once() {
     let lb = Haproxy::start(&bin, &[addr_a, addr_b]);
     let domain = unique_domain("haproxy");
 
-    join(at_once(clients(lb.addr, &domain, "first", 8))).await;
+    join(at_once(clients(lb.proc.addr, &domain, "first", 8))).await;
     let served = |s: &server::Server| s.metrics().closed_count(CloseReason::Closed);
     assert_eq!(
         (served(&a), served(&b)),
@@ -127,7 +101,7 @@ async fn two_servers_behind_haproxy_store_every_row_once() {
     // of the next clients to it and they fail to connect: liboml2 would
     // retry, so the test retries them the same way until all are stored.
     b.shutdown().await;
-    let second = clients(lb.addr, &domain, "second", 4);
+    let second = clients(lb.proc.addr, &domain, "second", 4);
     let d = domain.clone();
     tokio::task::spawn_blocking(move || {
         for c in second {

@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use server::{Backend, PgOptions, Server};
 
@@ -152,4 +153,48 @@ pub fn senders(port: u16, domain: &str) -> BTreeMap<String, i32> {
 /// `1..=n` as stored sequence numbers.
 pub fn one_to(n: u64) -> Vec<i64> {
     (1..=n as i64).collect()
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A program serving on a loopback port (the stock oml2-server, HAProxy),
+/// killed when dropped.
+pub struct Listening {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+}
+
+impl Listening {
+    /// Spawns `cmd` without input or output and waits until it accepts
+    /// connections on `port`.
+    pub fn spawn(mut cmd: Command, port: u16) -> Listening {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(addr).is_err() {
+            assert!(Instant::now() < deadline, "{cmd:?} did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Listening { child, addr }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
