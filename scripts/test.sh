@@ -26,6 +26,10 @@ FUZZ_RUNS="${FUZZ_RUNS:-20000}"
 FUZZ_MAX_TIME="${FUZZ_MAX_TIME:-30}"
 
 RESULTS=()       # one line per finished or skipped step
+# Tests that skip for lack of a tool append a line here (crates/testkit,
+# python/tests/conftest.py); under CI they fail instead.
+SKIP_LOG="$(mktemp "${TMPDIR:-/tmp}/streamgauge-skipped.XXXXXX")"
+export STREAMGAUGE_SKIP_LOG="$SKIP_LOG"
 CURRENT=""       # step running now (reported as failed if we exit during it)
 TMP_DIRS=()
 T0=$SECONDS
@@ -40,6 +44,12 @@ summary() {
     echo "==================================================================="
     local line
     for line in "${RESULTS[@]}"; do echo "  $line"; done
+    if [ -s "$SKIP_LOG" ]; then
+        echo "-------------------------------------------------------------------"
+        echo " skipped tests ($(sort -u "$SKIP_LOG" | wc -l)): a tool was missing; under CI=true these fail"
+        sort -u "$SKIP_LOG" | sed 's/^/  /'
+    fi
+    rm -f "$SKIP_LOG"
     if [ "$rc" -ne 0 ]; then
         if [ -n "$CURRENT" ]; then
             echo "  FAILED   $CURRENT"

@@ -16,13 +16,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn closed_files_reach_the_archive_target() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "needs root (AF_PACKET) in CI"
-        );
-        eprintln!("SKIP: not root");
+    if !testkit::have_root("AF_PACKET capture") {
         return;
     }
     let Some(sshd) = archive_common::Sshd::start_new() else {

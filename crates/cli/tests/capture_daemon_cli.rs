@@ -32,22 +32,10 @@ fn ctl(url: &str, args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn daemon_process_ctl_and_sigterm() {
-    if !nix::unistd::geteuid().is_root() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "needs root (AF_PACKET) in CI"
-        );
-        eprintln!("SKIP: not root");
+    if !testkit::have_root("AF_PACKET capture") {
         return;
     }
-    let have_tshark = Command::new("sh")
-        .args(["-c", "command -v tshark"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        have_tshark || std::env::var_os("CI").is_none(),
-        "tshark needed in CI"
-    );
+    let have_tshark = testkit::have_tool("tshark", &["--version"], "apt install tshark");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let cfg = dir.path().join("capture.toml");

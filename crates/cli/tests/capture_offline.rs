@@ -49,16 +49,7 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
 }
 
 fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        found || std::env::var_os("CI").is_none(),
-        "{tool} is required in CI"
-    );
-    found
+    testkit::have_tool(tool, &["--version"], "apt install tshark")
 }
 
 #[test]

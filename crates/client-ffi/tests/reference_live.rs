@@ -21,19 +21,13 @@ use common::*;
 use rusqlite::types::Value as Sql;
 
 /// The reference's install prefix, built once per test binary; `None`
-/// (skip) only outside CI when the fixture is absent.
+/// (a recorded skip; a failure under CI) when the fixture is absent.
 fn reference() -> Option<&'static Path> {
     static PREFIX: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PREFIX
+    let prefix = PREFIX
         .get_or_init(|| {
             let script = crate_dir().join("../../../shared/reference/build-oml.sh");
             if !script.exists() {
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "the reference suite is required in CI: {} is missing",
-                    script.display()
-                );
-                eprintln!("SKIP: {} missing", script.display());
                 return None;
             }
             let out = Command::new("bash").arg(&script).output().unwrap();
@@ -45,7 +39,11 @@ fn reference() -> Option<&'static Path> {
             let text = String::from_utf8(out.stdout).unwrap();
             Some(PathBuf::from(text.lines().last().unwrap().trim()))
         })
-        .as_deref()
+        .as_deref();
+    if prefix.is_none() {
+        testkit::skip("the reference OML suite (../shared/reference/build-oml.sh) is missing");
+    }
+    prefix
 }
 
 /// `tests/c/generator.c` built against the reference's headers and

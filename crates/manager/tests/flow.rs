@@ -37,16 +37,11 @@ fn ip(args: &[&str]) {
 }
 
 fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        found || std::env::var_os("CI").is_none(),
-        "{tool} is required in CI"
-    );
-    found
+    testkit::have_tool(
+        "sh",
+        &["-c", &format!("command -v {tool}")],
+        "its Debian package; scripts/setup.sh installs it",
+    )
 }
 
 fn send_udp(ns: &str, count: u32) {
@@ -126,10 +121,7 @@ fn event_ids(resp: ureq::http::Response<ureq::Body>, n: usize) -> Vec<u64> {
 
 #[test]
 fn capture_runs_files_live_data_and_monitor() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(std::env::var_os("CI").is_none(), "needs root in CI");
-        eprintln!("SKIP: not root");
+    if !testkit::have_root("network namespaces, AF_PACKET capture") {
         return;
     }
     if !have("ip") {
