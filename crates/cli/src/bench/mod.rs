@@ -1,6 +1,10 @@
 //! `streamgauge bench`: system benchmarks that compare a component with the
 //! physical limit (or the reference) measured in the same run.
 
+mod c_common;
+mod c_core;
+mod c_inject;
+mod c_observer;
 mod capture;
 mod observer;
 mod pg;
@@ -47,6 +51,14 @@ enum Which {
     /// large stream, SQLite and PostgreSQL, against the databases' dumps.
     #[command(long_about = query::LONG_ABOUT)]
     Query(query::QueryBenchArgs),
+    /// Cost of one omlc_inject in a C program, our liboml2 against the
+    /// reference liboml2.
+    #[command(long_about = c_inject::LONG_ABOUT)]
+    CInject(c_inject::CInjectArgs),
+    /// Observer effect on a C UDP sender reporting through liboml2 to a
+    /// server in another process.
+    #[command(long_about = c_observer::LONG_ABOUT)]
+    CObserver(c_observer::CObserverArgs),
 }
 
 /// Runs the chosen benchmark.
@@ -57,5 +69,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         Which::Readers(a) => readers::run(a),
         Which::Capture(a) => capture::run(a),
         Which::Query(a) => query::run(a),
+        Which::CInject(a) => c_inject::run(a),
+        Which::CObserver(a) => c_observer::run(a),
     }
 }
