@@ -282,18 +282,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RegistryError + '_ {
     }
 }
 
-/// A fresh proxy id: `p` and 16 hex digits, from the standard library's
-/// per-process random hash keys, the time and the process id.
-fn generate_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    h.write_u128(now);
-    h.write_u32(std::process::id());
-    format!("p{:016x}", h.finish())
+/// A fresh proxy id: `p` and 16 hex digits from the operating system's
+/// random generator (two proxies cloned from one image still differ).
+fn generate_id() -> std::io::Result<String> {
+    let random = getrandom::u64()
+        .map_err(|e| std::io::Error::other(format!("no random proxy id from the OS: {e}")))?;
+    Ok(format!("p{random:016x}"))
 }
 
 impl Registry {
@@ -337,7 +331,7 @@ impl Registry {
             }
             (Some(want), _) => want.to_owned(),
             (None, Some(found)) => found,
-            (None, None) => generate_id(),
+            (None, None) => generate_id().map_err(io(&id_file))?,
         };
         std::fs::write(&id_file, format!("{proxy_id}\n")).map_err(io(&id_file))?;
         let next_file = root.join("next-id");

@@ -365,15 +365,23 @@ fn is_wait(e: &io::Error) -> bool {
 }
 
 /// `<app>-<sender-id>-<random 64-bit hex>` (spec §3.6), with characters
-/// outside the session-id alphabet replaced by `_`.
+/// outside the session-id alphabet replaced by `_`. The random part comes
+/// from the operating system's generator: two senders with the same names
+/// started in the same instant (containers, cloned VMs) still differ.
+/// Should the generator fail (Linux: never after boot), the standard
+/// library's randomly keyed hasher over the time stands in, with a warning.
 fn new_id(spec: &SessionSpec) -> String {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
+    let random = getrandom::u64().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "no random session id from the OS; using a hashed time");
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        h.finish()
+    });
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -387,9 +395,8 @@ fn new_id(spec: &SessionSpec) -> String {
             .collect()
     };
     format!(
-        "{}-{}-{:016x}",
+        "{}-{}-{random:016x}",
         clean(&spec.identity.app),
         clean(&spec.identity.sender_id),
-        h.finish()
     )
 }
