@@ -13,37 +13,15 @@ mod common;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::db::check_database;
 use common::*;
 use rusqlite::types::Value as Sql;
 
-/// The reference's install prefix, built once per test binary; `None`
-/// (a recorded skip; a failure under CI) when the fixture is absent.
+/// The reference's install prefix (`None`: a recorded skip, see testkit).
 fn reference() -> Option<&'static Path> {
-    static PREFIX: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let prefix = PREFIX
-        .get_or_init(|| {
-            let script = crate_dir().join("../../../shared/reference/build-oml.sh");
-            if !script.exists() {
-                return None;
-            }
-            let out = Command::new("bash").arg(&script).output().unwrap();
-            assert!(
-                out.status.success(),
-                "build-oml.sh failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let text = String::from_utf8(out.stdout).unwrap();
-            Some(PathBuf::from(text.lines().last().unwrap().trim()))
-        })
-        .as_deref();
-    if prefix.is_none() {
-        testkit::skip("the reference OML suite (../shared/reference/build-oml.sh) is missing");
-    }
-    prefix
+    testkit::oml_reference()
 }
 
 /// `tests/c/generator.c` built against the reference's headers and

@@ -18,27 +18,9 @@ use pgtemp::{shared, unique_domain};
 use server::{Backend, PgOptions};
 use util::Listening;
 
-/// The reference's install prefix (`None`: skip, only outside CI).
+/// The reference's install prefix (`None`: a recorded skip, see testkit).
 fn reference() -> Option<PathBuf> {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/build-oml.sh");
-    if !script.exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "reference suite required in CI: {} missing",
-            script.display()
-        );
-        eprintln!("SKIP: {} missing", script.display());
-        return None;
-    }
-    let out = Command::new("bash").arg(&script).output().unwrap();
-    assert!(
-        out.status.success(),
-        "build-oml.sh failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    Some(PathBuf::from(text.lines().last().unwrap().trim()))
+    testkit::oml_reference().map(Path::to_path_buf)
 }
 
 /// The stock oml2-server, started in a clean environment (it crashes under

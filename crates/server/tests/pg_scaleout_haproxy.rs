@@ -20,18 +20,16 @@ use util::{at_once, join, one_to, seqs, server, Client, Listening};
 
 const ROWS: u64 = 5_000;
 
-/// The haproxy binary; `None` (skip) only outside CI.
+/// The haproxy binary; `None` is a recorded skip (a failure under CI).
 fn haproxy() -> Option<PathBuf> {
     let found = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists());
     if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "haproxy is required in CI: run scripts/setup.sh (Debian package haproxy)"
+        testkit::skip(
+            "haproxy is not installed (Debian package haproxy; scripts/setup.sh installs it)",
         );
-        eprintln!("SKIP: haproxy not installed (scripts/setup.sh installs it)");
     }
     found
 }

@@ -16,7 +16,9 @@
 //! ```
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 /// Environment variable naming the file that collects skipped tests.
 pub const SKIP_LOG: &str = "STREAMGAUGE_SKIP_LOG";
@@ -80,6 +82,40 @@ pub fn have_root(why: &str) -> bool {
         skip(&format!("needs root ({why})"));
     }
     root
+}
+
+/// The reference OML suite's install prefix (stock liboml2, oml2-server,
+/// oml2-proxy-server, oml2-scaffold), built once per test process by
+/// `../shared/reference/build-oml.sh` (which builds only when needed and
+/// prints the prefix). `None` is a recorded skip (a failure under CI) when
+/// the fixture is absent; a build failure fails the test.
+pub fn oml_reference() -> Option<&'static Path> {
+    static PREFIX: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let prefix = PREFIX
+        .get_or_init(|| {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/reference/build-oml.sh");
+            if !script.exists() {
+                return None;
+            }
+            let out = Command::new("bash")
+                .arg(&script)
+                .output()
+                .expect("run bash");
+            assert!(
+                out.status.success(),
+                "{} failed:\n{}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.lines().last().map(|l| PathBuf::from(l.trim()))
+        })
+        .as_deref();
+    if prefix.is_none() {
+        skip("the reference OML suite (../shared/reference/build-oml.sh) is missing");
+    }
+    prefix
 }
 
 #[cfg(test)]
