@@ -11,6 +11,7 @@ mod docs;
 mod export;
 mod inline;
 mod manager;
+mod observe;
 mod progress;
 mod proxy;
 mod scaffold;
@@ -71,6 +72,9 @@ enum Command {
     /// Generate C (oml2-scaffold compatible), Python and Rust instrumentation from an application description.
     #[command(long_about = scaffold::LONG_ABOUT)]
     Scaffold(scaffold::ScaffoldArgs),
+    /// The observer-effect toolkit: factorial experiments, their statistics and a report.
+    #[command(long_about = observe::LONG_ABOUT)]
+    Observe(observe::ObserveArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Anonymize(args) => capture::anonymize::run(&args),
         Command::Manager(args) => manager::run(&args),
         Command::Scaffold(args) => scaffold::run(&args),
+        Command::Observe(args) => observe::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {

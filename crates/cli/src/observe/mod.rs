@@ -1,0 +1,212 @@
+//! `streamgauge observe`: the observer-effect toolkit. `run` executes a
+//! factorial plan (Rust, this module); `analyze` and `report` hand the
+//! runs to the Python package (streamgauge.observe), where scipy and
+//! statsmodels do the statistics.
+
+mod plan;
+mod run;
+mod udp;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+
+pub const LONG_ABOUT: &str = "\
+Does our instrumentation change what it measures? A factorial experiment,
+its statistics and a report, in three steps:
+
+  streamgauge observe run examples/observe/client.toml --out obs
+  streamgauge observe analyze obs/runs.csv --out obs/analysis.json
+  streamgauge observe report obs/analysis.json --html obs/report.html --md obs/report.md
+
+`run` validates the plan (TOML: factors and levels, replications, run
+length, warm-up/cool-down trim, seed, responses), then executes every run
+in a seeded random order: a UDP sender over loopback at a set rate,
+reporting every packet through the Rust client (per-packet), through it
+with --oml-samples 100 (filtered), or not at all (uninstrumented). The
+responses come from an uninstrumented receiver socket, sampled at a fixed
+interval. Each run is appended to runs.csv when it ends; running the same
+plan again resumes after the last recorded run. A run whose workload fails
+is recorded as failed (with its error), never dropped.
+
+`analyze` and `report` run `python3 -m streamgauge.observe` (the python/
+package, with scipy, statsmodels and matplotlib; scripts/setup.sh installs
+them). See docs/observer-effect.md for the method.";
+
+#[derive(Debug, Args)]
+pub struct ObserveArgs {
+    #[command(subcommand)]
+    command: ObserveCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ObserveCommand {
+    /// Execute a plan's runs (resumes an interrupted plan).
+    Run(RunArgs),
+    /// Analyse runs.csv: ANOVA, assumption checks, permutation ANOVA, Tukey HSD, bootstrap effects.
+    Analyze(AnalyzeArgs),
+    /// Write the HTML and/or Markdown report of an analysis.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The plan (TOML).
+    plan: PathBuf,
+    /// Folder for runs.csv and samples.csv (default: observe-<plan name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Validate the plan and print the run order; run nothing.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(Debug, Args)]
+struct AnalyzeArgs {
+    /// runs.csv written by `observe run`.
+    runs: PathBuf,
+    /// The analysis (JSON) to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// The factor whose effect is tested (default: the plan's first).
+    #[arg(long, value_name = "FACTOR")]
+    treatment: Option<String>,
+    /// Its reference level (default: its first level).
+    #[arg(long, value_name = "LEVEL")]
+    baseline: Option<String>,
+    /// Permutations of the permutation ANOVA.
+    #[arg(long, value_name = "N", default_value_t = 9999)]
+    permutations: u32,
+    /// Bootstrap resamples.
+    #[arg(long, value_name = "N", default_value_t = 9999)]
+    resamples: u32,
+    /// Seed of the permutations and resamples.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    python: PythonArg,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// The analysis JSON written by `observe analyze`.
+    analysis: PathBuf,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Write a Markdown report here.
+    #[arg(long, value_name = "FILE")]
+    md: Option<PathBuf>,
+    #[command(flatten)]
+    python: PythonArg,
+}
+
+#[derive(Debug, Args)]
+struct PythonArg {
+    /// The Python interpreter with the streamgauge package installed.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "STREAMGAUGE_PYTHON",
+        default_value = "python3"
+    )]
+    python: String,
+}
+
+pub fn run(args: &ObserveArgs) -> Result<bool> {
+    match &args.command {
+        ObserveCommand::Run(a) => run_plan(a),
+        ObserveCommand::Analyze(a) => {
+            let mut argv = vec![
+                "analyze".into(),
+                a.runs.display().to_string(),
+                "--out".into(),
+                a.out.display().to_string(),
+                format!("--permutations={}", a.permutations),
+                format!("--resamples={}", a.resamples),
+                format!("--seed={}", a.seed),
+            ];
+            if let Some(t) = &a.treatment {
+                argv.push(format!("--treatment={t}"));
+            }
+            if let Some(b) = &a.baseline {
+                argv.push(format!("--baseline={b}"));
+            }
+            python(&a.python.python, &argv)
+        }
+        ObserveCommand::Report(a) => {
+            if a.html.is_none() && a.md.is_none() {
+                bail!("give --html FILE and/or --md FILE");
+            }
+            let mut argv = vec!["report".into(), a.analysis.display().to_string()];
+            for (flag, p) in [("--html", &a.html), ("--md", &a.md)] {
+                if let Some(p) = p {
+                    argv.extend([flag.to_owned(), p.display().to_string()]);
+                }
+            }
+            python(&a.python.python, &argv)
+        }
+    }
+}
+
+fn run_plan(a: &RunArgs) -> Result<bool> {
+    let plan = plan::Plan::load(&a.plan)?;
+    let runs = plan.runs();
+    if a.check {
+        println!("{}", run::header(&plan));
+        for (pos, id) in plan.order().into_iter().enumerate() {
+            let r = &runs[id];
+            println!(
+                "{id},{pos},{},planned,,{}",
+                r.replication,
+                r.levels.join(",")
+            );
+        }
+        return Ok(true);
+    }
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("observe-{}", plan.name)));
+    let failed = run::execute(&plan, &dir, true)?;
+    eprintln!(
+        "observe: {} runs in {} ({failed} failed); next: streamgauge observe analyze {} --out {}",
+        runs.len(),
+        dir.join("runs.csv").display(),
+        dir.join("runs.csv").display(),
+        dir.join("analysis.json").display()
+    );
+    Ok(failed == 0)
+}
+
+/// Runs `python -m streamgauge.observe ARGS`, after checking that the
+/// package and its statistics libraries import.
+fn python(py: &str, argv: &[String]) -> Result<bool> {
+    let probe = Command::new(py)
+        .args([
+            "-c",
+            "import streamgauge.observe, scipy, statsmodels, pandas, matplotlib",
+        ])
+        .output()
+        .with_context(|| format!("starting {py}: install Python 3 or give --python PATH"))?;
+    if !probe.status.success() {
+        let err = String::from_utf8_lossy(&probe.stderr);
+        let last = err.lines().last().unwrap_or("").trim();
+        bail!(
+            "{py} cannot import the analysis ({last}): install it with \
+             `{py} -m pip install ./python scipy statsmodels pandas matplotlib` \
+             from the repository (scripts/setup.sh does), or give --python PATH"
+        );
+    }
+    let status = Command::new(py)
+        .args(["-m", "streamgauge.observe"])
+        .args(argv)
+        .status()
+        .with_context(|| format!("running {py} -m streamgauge.observe"))?;
+    if !status.success() {
+        bail!("{py} -m streamgauge.observe {} failed ({status})", argv[0]);
+    }
+    Ok(true)
+}

@@ -1,0 +1,360 @@
+//! The plan of a factorial experiment (TOML), validated before any run.
+
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::Deserialize;
+
+/// Replications below this leave Shapiro-Wilk (3 values per treatment at
+/// least) and the ANOVA's error term without enough data.
+pub const MIN_REPLICATIONS: u32 = 3;
+
+/// The factors the UDP workload knows, and what their levels mean.
+pub const FACTORS: &[(&str, &str)] = &[
+    (
+        "flavour",
+        "uninstrumented | per-packet (one inject per packet) | filtered (per-packet inject, --oml-samples 100)",
+    ),
+    (
+        "rate",
+        "set rate in packets/s (a positive integer) or \"max\"",
+    ),
+    ("size", "UDP payload bytes, 8 to 65000"),
+];
+
+/// Responses the runner measures.
+pub const RESPONSES: &[(&str, &str)] = &[
+    (
+        "recv_pps",
+        "packets/s counted by an uninstrumented receiver socket in the trimmed window",
+    ),
+    (
+        "sent_pps",
+        "packets/s the sender itself counted in the trimmed window (not independent of it)",
+    ),
+    (
+        "loss",
+        "1 - received / sent over the whole run (after a 100 ms drain)",
+    ),
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: String,
+    replications: u32,
+    seconds: f64,
+    #[serde(default)]
+    warmup: f64,
+    #[serde(default)]
+    cooldown: f64,
+    #[serde(default = "default_interval")]
+    interval: f64,
+    #[serde(default)]
+    seed: u64,
+    responses: Vec<String>,
+    #[serde(default)]
+    collect: Option<String>,
+    #[serde(default)]
+    defaults: toml::Table,
+    factors: toml::Table,
+}
+
+fn default_interval() -> f64 {
+    0.1
+}
+
+/// The settings of one run: every known factor has a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub flavour: String,
+    /// Packets/s; None = as fast as possible.
+    pub rate: Option<u64>,
+    pub size: usize,
+}
+
+/// A varied factor and its levels, as written in the plan.
+#[derive(Debug, Clone)]
+pub struct Factor {
+    pub name: String,
+    pub levels: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct Plan {
+    pub name: String,
+    pub replications: u32,
+    pub seconds: f64,
+    pub warmup: f64,
+    pub cooldown: f64,
+    pub interval: f64,
+    pub seed: u64,
+    pub responses: Vec<String>,
+    pub collect: Option<String>,
+    pub factors: Vec<Factor>,
+    defaults: Settings,
+}
+
+/// One run in standard order (its index in `Plan::runs`): replication and level per factor.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub replication: u32,
+    pub levels: Vec<String>,
+}
+
+impl Plan {
+    pub fn load(path: &Path) -> Result<Plan> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Plan::parse(&text).with_context(|| format!("plan {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Plan> {
+        let raw: Raw = toml::from_str(text)?;
+        ensure!(!raw.name.is_empty(), "name must not be empty");
+        ensure!(
+            raw.replications >= MIN_REPLICATIONS,
+            "replications = {}: the tests need at least {MIN_REPLICATIONS} runs per treatment (Shapiro-Wilk needs 3 values per group)",
+            raw.replications
+        );
+        ensure!(raw.seconds > 0.0, "seconds must be positive");
+        ensure!(
+            raw.warmup >= 0.0 && raw.cooldown >= 0.0,
+            "warmup and cooldown must not be negative"
+        );
+        ensure!(
+            raw.seconds - raw.warmup - raw.cooldown >= 2.0 * raw.interval && raw.interval > 0.0,
+            "seconds ({}) minus warmup ({}) and cooldown ({}) must leave at least two sampling intervals ({} s)",
+            raw.seconds,
+            raw.warmup,
+            raw.cooldown,
+            raw.interval
+        );
+        ensure!(
+            !raw.responses.is_empty(),
+            "responses must name at least one of: {}",
+            names(RESPONSES)
+        );
+        for r in &raw.responses {
+            ensure!(
+                RESPONSES.iter().any(|(n, _)| n == r),
+                "unknown response {r:?}; known: {}",
+                names(RESPONSES)
+            );
+        }
+        let mut defaults = Settings {
+            flavour: "uninstrumented".into(),
+            rate: None,
+            size: 64,
+        };
+        for (k, v) in &raw.defaults {
+            apply(&mut defaults, k, &level_text(k, v)?).with_context(|| format!("defaults.{k}"))?;
+        }
+        ensure!(
+            !raw.factors.is_empty(),
+            "[factors] must name at least one factor: {}",
+            names(FACTORS)
+        );
+        let mut factors = Vec::new();
+        for (k, v) in &raw.factors {
+            let Some(list) = v.as_array() else {
+                bail!("factors.{k} must be a list of levels");
+            };
+            ensure!(
+                list.len() >= 2,
+                "factors.{k} needs at least 2 levels to compare"
+            );
+            let mut levels = Vec::new();
+            for l in list {
+                let text = level_text(k, l)?;
+                let mut probe = defaults.clone();
+                apply(&mut probe, k, &text).with_context(|| format!("factors.{k}"))?;
+                ensure!(
+                    !levels.contains(&text),
+                    "factors.{k}: level {text} given twice"
+                );
+                levels.push(text);
+            }
+            factors.push(Factor {
+                name: k.to_string(),
+                levels,
+            });
+        }
+        Ok(Plan {
+            name: raw.name,
+            replications: raw.replications,
+            seconds: raw.seconds,
+            warmup: raw.warmup,
+            cooldown: raw.cooldown,
+            interval: raw.interval,
+            seed: raw.seed,
+            responses: raw.responses,
+            collect: raw.collect,
+            factors,
+            defaults,
+        })
+    }
+
+    /// Every run in standard order: treatments with the first factor
+    /// varying slowest, replications innermost.
+    pub fn runs(&self) -> Vec<RunSpec> {
+        let mut combos: Vec<Vec<String>> = vec![vec![]];
+        for f in &self.factors {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    f.levels.iter().map(move |l| {
+                        let mut c = c.clone();
+                        c.push(l.clone());
+                        c
+                    })
+                })
+                .collect();
+        }
+        let mut out = Vec::new();
+        for levels in combos {
+            for replication in 0..self.replications {
+                out.push(RunSpec {
+                    replication,
+                    levels: levels.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The run order, shuffled from the seed (Fisher-Yates over splitmix64).
+    pub fn order(&self) -> Vec<usize> {
+        let mut ids: Vec<usize> = (0..self.runs().len()).collect();
+        let mut state = self.seed;
+        for i in (1..ids.len()).rev() {
+            let j = (splitmix64(&mut state) % (i as u64 + 1)) as usize;
+            ids.swap(i, j);
+        }
+        ids
+    }
+
+    pub fn settings(&self, run: &RunSpec) -> Settings {
+        let mut s = self.defaults.clone();
+        for (f, l) in self.factors.iter().zip(&run.levels) {
+            apply(&mut s, &f.name, l).expect("levels were validated when the plan was read");
+        }
+        s
+    }
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn names(list: &[(&str, &str)]) -> String {
+    list.iter()
+        .map(|(n, d)| format!("{n} ({d})"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn level_text(factor: &str, v: &toml::Value) -> Result<String> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        other => bail!("{factor}: level {other} must be a string or an integer"),
+    }
+}
+
+/// Sets one factor of `s`, refusing unknown factors and impossible levels.
+fn apply(s: &mut Settings, factor: &str, level: &str) -> Result<()> {
+    match factor {
+        "flavour" => {
+            ensure!(
+                matches!(level, "uninstrumented" | "per-packet" | "filtered"),
+                "unknown flavour {level:?}; known: uninstrumented, per-packet, filtered"
+            );
+            s.flavour = level.to_owned();
+        }
+        "rate" => {
+            s.rate = if level == "max" {
+                None
+            } else {
+                let r: u64 = level.parse().ok().filter(|r| *r > 0).with_context(|| {
+                    format!("rate {level:?} is not a positive number of packets/s or \"max\"")
+                })?;
+                Some(r)
+            };
+        }
+        "size" => {
+            let n: usize = level
+                .parse()
+                .ok()
+                .filter(|n| (8..=65_000).contains(n))
+                .with_context(|| format!("size {level:?} is not 8 to 65000 bytes"))?;
+            s.size = n;
+        }
+        other => bail!("unknown factor {other:?}; known: {}", names(FACTORS)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+name = "t"
+replications = 3
+seconds = 1.0
+seed = 7
+responses = ["recv_pps"]
+[factors]
+flavour = ["uninstrumented", "per-packet"]
+rate = [1000, "max"]
+"#;
+
+    #[test]
+    fn a_valid_plan_expands_to_all_runs_in_a_seeded_order() {
+        let p = Plan::parse(OK).unwrap();
+        let runs = p.runs();
+        assert_eq!(runs.len(), 12);
+        assert_eq!(runs[3].levels, ["uninstrumented", "max"]);
+        assert_eq!(p.settings(&runs[3]).rate, None);
+        let mut order = p.order();
+        assert_eq!(order, p.order());
+        assert_ne!(order, (0..12).collect::<Vec<_>>());
+        order.sort_unstable();
+        assert_eq!(order, (0..12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_plans_are_refused_with_the_reason() {
+        let cases = [
+            (
+                OK.replace("rate =", "threads ="),
+                "unknown factor \"threads\"",
+            ),
+            (
+                OK.replace("\"per-packet\"", "\"sampled\""),
+                "unknown flavour",
+            ),
+            (OK.replace("1000", "0"), "not a positive number"),
+            (
+                OK.replace("replications = 3", "replications = 2"),
+                "at least 3 runs",
+            ),
+            (OK.replace("recv_pps", "jitter"), "unknown response"),
+            (OK.replace("[1000, \"max\"]", "[1000]"), "at least 2 levels"),
+            (
+                OK.replace("seconds = 1.0", "seconds = 1.0\nwarmup = 0.95"),
+                "two sampling intervals",
+            ),
+            (OK.replace("seed = 7", "sede = 7"), "unknown field"),
+        ];
+        for (text, want) in cases {
+            let err = format!("{:#}", Plan::parse(&text).unwrap_err());
+            assert!(err.contains(want), "{want:?} not in {err:?}");
+        }
+    }
+}

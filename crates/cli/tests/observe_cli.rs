@@ -1,0 +1,180 @@
+//! `streamgauge observe` end to end on examples/observe/client.toml:
+//! run (real UDP workload on loopback), resume, analyze and report, and the
+//! report has every table and plot section. Also: bad plans are refused
+//! before anything runs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The analysis needs python3 with the streamgauge package, scipy,
+/// statsmodels and matplotlib; without them the test skips (testkit: a
+/// failure under CI).
+fn have_analysis() -> bool {
+    let py = std::env::var("STREAMGAUGE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let found = Command::new(&py)
+        .args([
+            "-c",
+            "import streamgauge.observe, scipy, statsmodels, matplotlib",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let reason = format!(
+            "{py} cannot import streamgauge.observe/scipy/statsmodels/matplotlib \
+             (scripts/setup.sh installs them; then python3 -m pip install ./python)"
+        );
+        testkit::skip(&reason);
+    }
+    found
+}
+
+const SECTIONS: &[&str] = &[
+    "Design",
+    "Failed runs",
+    "Verdict",
+    "Assumption checks",
+    "ANOVA (type III)",
+    "ANOVA (type II)",
+    "Permutation ANOVA",
+    "Tukey HSD",
+    "Allocation of variation",
+    "Effects",
+    "Plots",
+];
+const FIGURES: &[&str] = &[
+    "Means with 95 % CIs per treatment",
+    "Interaction plot",
+    "Residual diagnostics",
+];
+
+fn plan() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/observe/client.toml")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn run_resume_analyze_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("obs");
+    let out_s = out.display().to_string();
+    ok(&sg(&["observe", "run", &plan(), "--out", &out_s]));
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let lines: Vec<&str> = runs.lines().collect();
+    assert_eq!(lines.len(), 13, "{runs}");
+    assert!(lines[0].starts_with(
+        "run,order,replication,status,error,factor:flavour,factor:rate,response:recv_pps"
+    ));
+    assert!(lines[1..].iter().all(|l| l.contains(",ok,")), "{runs}");
+    // Every run id once; the order is not the standard order.
+    let mut ids: Vec<usize> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_ne!(ids, (0..12).collect::<Vec<_>>());
+    ids.sort_unstable();
+    assert_eq!(ids, (0..12).collect::<Vec<_>>());
+
+    // Resume: drop the last 4 runs as if interrupted; only they run again.
+    let kept = lines[..9].join("\n") + "\n";
+    std::fs::write(out.join("runs.csv"), &kept).unwrap();
+    let again = sg(&["observe", "run", &plan(), "--out", &out_s]);
+    ok(&again);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("resuming: 8 of 12 runs"));
+    let resumed = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert!(resumed.starts_with(&kept));
+    assert_eq!(resumed.lines().count(), 13);
+
+    if !have_analysis() {
+        return;
+    }
+    let analysis = out.join("analysis.json").display().to_string();
+    ok(&sg(&[
+        "observe",
+        "analyze",
+        &out.join("runs.csv").display().to_string(),
+        "--out",
+        &analysis,
+    ]));
+    let (html, md) = (out.join("report.html"), out.join("report.md"));
+    ok(&sg(&[
+        "observe",
+        "report",
+        &analysis,
+        "--html",
+        &html.display().to_string(),
+        "--md",
+        &md.display().to_string(),
+    ]));
+    let html = std::fs::read_to_string(html).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    for response in ["recv_pps", "sent_pps", "loss"] {
+        assert!(
+            md.contains(&format!("## Response: {response}")),
+            "{response}"
+        );
+    }
+    for s in SECTIONS {
+        assert!(md.contains(&format!("## {s}\n")), "markdown lacks {s}");
+        assert!(html.contains(&format!(">{s}</h")), "html lacks {s}");
+    }
+    for f in FIGURES {
+        assert_eq!(md.matches(&format!("![{f}]")).count(), 3, "{f}");
+        assert_eq!(
+            html.matches(&format!("<figcaption>{f}</figcaption>"))
+                .count(),
+            3,
+            "{f}"
+        );
+    }
+    assert!(html.matches("<svg").count() >= 9);
+}
+
+#[test]
+fn bad_plans_fail_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(plan()).unwrap();
+    for (from, to, want) in [
+        ("rate = [", "threads = [", "unknown factor \"threads\""),
+        (
+            "replications = 3",
+            "replications = 2",
+            "at least 3 runs per treatment",
+        ),
+        ("\"per-packet\"", "\"sometimes\"", "unknown flavour"),
+        ("20000", "-5", "not a positive number"),
+    ] {
+        let p = dir.path().join("plan.toml");
+        std::fs::write(&p, base.replacen(from, to, 1)).unwrap();
+        let out_dir = dir.path().join("never");
+        let out = sg(&[
+            "observe",
+            "run",
+            &p.display().to_string(),
+            "--out",
+            &out_dir.display().to_string(),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{want:?} not in {err}");
+        assert!(!out_dir.exists(), "a refused plan must not start");
+    }
+}
