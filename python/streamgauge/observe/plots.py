@@ -51,7 +51,7 @@ def interaction(values: list[dict], treatment: str, blocks: list[str], levels: d
     fig, ax = plt.subplots(figsize=(5, 3.2))
     interaction_plot(
         pd.Categorical(d[x].astype(str), categories=levels[x]).codes,
-        d[treatment].astype(str), d["value"].astype(float), ax=ax, markers=None, xlabel=x, ylabel=f"mean {response}",
+        d[treatment].astype(str), d["value"].astype(float), ax=ax, markers=None, xlabel=x, ylabel=response,
         legendtitle=treatment,
     )
     ax.set_xticks(range(len(levels[x])), levels[x])
@@ -61,7 +61,7 @@ def interaction(values: list[dict], treatment: str, blocks: list[str], levels: d
 
 def residuals(res: dict, response: str) -> str:
     fitted, resid, order = (np.asarray(res[k], dtype=float) for k in ("fitted", "resid", "order"))
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3), layout="constrained")
     axes[0].scatter(fitted, resid, s=12)
     axes[0].axhline(0, color="grey", lw=0.8)
     axes[0].set(xlabel="fitted", ylabel="residual", title="residuals vs fitted")
