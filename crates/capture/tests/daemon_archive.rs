@@ -28,27 +28,9 @@ fn closed_files_reach_the_archive_target() {
 data_dir = "{data}"
 listen = "127.0.0.1:0"
 
-[archive]
-state_dir = "{state}"
-[archive.backoff]
-initial_ms = 100
-max_ms = 500
-[archive.targets.lab]
-kind = "sftp"
-host = "127.0.0.1"
-port = {port}
-user = "{user}"
-private_key_file = "{key}"
-known_hosts_file = "{kh}"
-remote_dir = "{root}"
-"#,
+{archive}"#,
         data = dir.path().join("data").display(),
-        state = dir.path().join("state").display(),
-        port = sshd.port,
-        user = sshd.user,
-        key = sshd.client_key.display(),
-        kh = sshd.known_hosts.display(),
-        root = sshd.root.display(),
+        archive = sshd.daemon_archive_toml(&dir.path().join("state")),
     );
     let cfg = DaemonConfig::from_toml(&toml).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();

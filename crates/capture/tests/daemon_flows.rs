@@ -56,29 +56,11 @@ netns = "{a}"
 collect = "{collect}"
 [keys]
 site = "{key}"
-[archive]
-state_dir = "{state}"
-[archive.backoff]
-initial_ms = 100
-max_ms = 500
-[archive.targets.lab]
-kind = "sftp"
-host = "127.0.0.1"
-port = {port}
-user = "{user}"
-private_key_file = "{ckey}"
-known_hosts_file = "{kh}"
-remote_dir = "{root}"
-"#,
+{archive}"#,
         data = dir.path().join("data").display(),
         collect = srv.local_addrs()[0],
         key = key.display(),
-        state = dir.path().join("state").display(),
-        port = sshd.port,
-        user = sshd.user,
-        ckey = sshd.client_key.display(),
-        kh = sshd.known_hosts.display(),
-        root = sshd.root.display(),
+        archive = sshd.daemon_archive_toml(&dir.path().join("state")),
     );
     let daemon = rt
         .block_on(Daemon::start(DaemonConfig::from_toml(&toml).unwrap()))

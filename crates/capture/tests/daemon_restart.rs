@@ -143,27 +143,9 @@ fn sigkill_then_restart_recovers_sessions_files_and_archive() {
 data_dir = "{data}"
 listen = "127.0.0.1:0"
 netns = "{a}"
-[archive]
-state_dir = "{state}"
-[archive.backoff]
-initial_ms = 100
-max_ms = 500
-[archive.targets.lab]
-kind = "sftp"
-host = "127.0.0.1"
-port = {port}
-user = "{user}"
-private_key_file = "{ckey}"
-known_hosts_file = "{kh}"
-remote_dir = "{root}"
-"#,
+{archive}"#,
             data = data.display(),
-            state = dir.path().join("state").display(),
-            port = sshd.port,
-            user = sshd.user,
-            ckey = sshd.client_key.display(),
-            kh = sshd.known_hosts.display(),
-            root = sshd.root.display(),
+            archive = sshd.daemon_archive_toml(&dir.path().join("state")),
         ),
     )
     .unwrap();

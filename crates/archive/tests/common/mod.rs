@@ -116,6 +116,34 @@ pub struct Sshd {
 }
 
 impl Sshd {
+    /// The `[archive]` section of a capture daemon's configuration with
+    /// one SFTP target `lab` on this server (state in `state`; quick
+    /// back-off, for tests).
+    pub fn daemon_archive_toml(&self, state: &Path) -> String {
+        format!(
+            r#"[archive]
+state_dir = "{state}"
+[archive.backoff]
+initial_ms = 100
+max_ms = 500
+[archive.targets.lab]
+kind = "sftp"
+host = "127.0.0.1"
+port = {port}
+user = "{user}"
+private_key_file = "{key}"
+known_hosts_file = "{kh}"
+remote_dir = "{root}"
+"#,
+            state = state.display(),
+            port = self.port,
+            user = self.user,
+            key = self.client_key.display(),
+            kh = self.known_hosts.display(),
+            root = self.root.display(),
+        )
+    }
+
     /// Prepares keys and config for `port` (0 = pick one) without starting.
     pub fn prepare(port: u16) -> Option<Sshd> {
         if !have_tool("/usr/sbin/sshd", "apt-get install openssh-server")
