@@ -6,6 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+use common::oml4py;
+
 fn sg(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_streamgauge"))
         .args(args)
@@ -179,58 +182,12 @@ fn bad_plans_fail_before_any_run() {
     }
 }
 
-/// A streamgauge server on loopback (port from the kernel), killed on drop.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn server(dir: &Path) -> (Server, u16) {
-    use std::io::BufRead;
-    std::fs::create_dir_all(dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
-        .args([
-            "server",
-            "--listen",
-            "0",
-            "--bind",
-            "127.0.0.1",
-            "-t",
-            "0",
-            "-D",
-        ])
-        .arg(dir)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let server = Server(child);
-    let mut lines = stderr.lines();
-    while let Some(Ok(line)) = lines.next() {
-        if let Some(port) = line
-            .contains("listening")
-            .then(|| line.split("addr=127.0.0.1:").nth(1))
-            .flatten()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        {
-            // Keep reading its log so that it never blocks on a full pipe.
-            std::thread::spawn(move || {
-                lines.for_each(|l| eprintln!("server: {}", l.unwrap_or_default()))
-            });
-            return (server, port);
-        }
-    }
-    panic!("the server did not report its port");
-}
-
 #[test]
 fn every_sample_is_stored_as_a_measurement_stream_and_filtered_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let (_server, port) = server(&dir.path().join("db"));
+    let db_dir = dir.path().join("db");
+    std::fs::create_dir_all(&db_dir).unwrap();
+    let (_server, port) = oml4py::start_server(&db_dir, &[]);
     let plan = dir.path().join("plan.toml");
     std::fs::write(
         &plan,
@@ -256,21 +213,11 @@ fn every_sample_is_stored_as_a_measurement_stream_and_filtered_runs() {
         "{runs}"
     );
     let samples = std::fs::read_to_string(out.join("samples.csv")).unwrap();
-    let want = samples.lines().count() as u64 - 1;
+    let want = samples.lines().count() as i64 - 1;
     assert!(want >= 12 * 5, "{samples}");
-    let db = dir.path().join("db/observe.sq3");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let got: u64 = rusqlite::Connection::open(&db)
-            .and_then(|c| c.query_row("SELECT count(*) FROM observe_sample", [], |r| r.get(0)))
-            .unwrap_or(0);
-        if got == want {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{got} of {want} samples stored"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    oml4py::wait_rows(
+        &db_dir.join("observe.sq3"),
+        "SELECT count(*) FROM observe_sample",
+        want,
+    );
 }
