@@ -49,3 +49,16 @@ def test_report_has_every_section_and_plot(tmp_path):
         assert (tmp_path / "md" / link).read_text().startswith("<svg")
     assert "sender exited 1" in md and "sender exited 1" in html
     assert "per-packet reduces rate_pps by" in md
+
+
+def test_a_treatment_without_successful_runs_is_reported_not_dropped(tmp_path):
+    from streamgauge.observe.__main__ import main
+
+    vals = [(fl, rate, rep, 100.0 + rep) for fl in ("uninstrumented", "per-packet") for rate in ("1", "2") for rep in range(3)]
+    write_runs(tmp_path / "runs.csv", vals, fail={9, 10, 11})  # every per-packet, rate 2 run
+    out = tmp_path / "a.json"
+    assert main(["analyze", str(tmp_path / "runs.csv"), "--out", str(out), "--permutations", "99"]) == 1
+    assert main(["report", str(out), "--md", str(tmp_path / "r.md")]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert md.count("sender exited 1") == 3
+    assert "not analysed (every treatment needs at least 2 successful runs" in md

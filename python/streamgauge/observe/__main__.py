@@ -1,4 +1,7 @@
-"""python3 -m streamgauge.observe {analyze,report} ..."""
+"""python3 -m streamgauge.observe {analyze,report} ...
+
+Exit codes: 0 done; 1 the analysis was written but a response could not be
+analysed (too few successful runs); 2 bad input or I/O error."""
 
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ def main(argv=None) -> int:
             failed = res["design"]["failed_runs"]
             if failed:
                 print(f"{len(failed)} failed run(s) excluded; listed in the report", file=sys.stderr)
+            if any("error" in r for r in res["responses"]):
+                return 1  # written, but a response could not be analysed
         else:
             if not args.html and not args.md:
                 p.error("report: give --html and/or --md")

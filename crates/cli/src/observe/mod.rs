@@ -205,8 +205,10 @@ fn python(py: &str, argv: &[String]) -> Result<bool> {
         .args(argv)
         .status()
         .with_context(|| format!("running {py} -m streamgauge.observe"))?;
-    if !status.success() {
-        bail!("{py} -m streamgauge.observe {} failed ({status})", argv[0]);
+    match status.code() {
+        Some(0) => Ok(true),
+        // Written, but a response could not be analysed (said on stderr).
+        Some(1) => Ok(false),
+        _ => bail!("{py} -m streamgauge.observe {} failed ({status})", argv[0]),
     }
-    Ok(true)
 }
