@@ -90,3 +90,35 @@ EOF
 PIDS+=("$!")
 wait_port "$FRONT"
 bench "2 servers behind HAProxy (round robin)" "127.0.0.1:$FRONT"
+
+# Edge proxies: two `streamgauge proxy` processes (journal on disk, resumable
+# sessions upstream) in front of HAProxy; the clients are split between them
+# by a second HAProxy frontend, as edge sites would be.
+E1="$(free_port)"; E2="$(free_port)"; EDGE="$(free_port)"
+for e in "$E1" "$E2"; do
+    mkdir -p "$WORK/journal-$e"
+    "$BIN" proxy --bind 127.0.0.1 -l "$e" --upstream "127.0.0.1:$FRONT" -j "$WORK/journal-$e" -c "127.0.0.1:$(free_port)" \
+        -d -1 --logfile "$WORK/proxy-$e.log" &
+    PIDS+=("$!")
+    wait_port "$e"
+done
+cat >"$WORK/haproxy-edge.cfg" <<EOF2
+global
+    maxconn 4096
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+frontend edge
+    bind 127.0.0.1:$EDGE
+    default_backend proxies
+backend proxies
+    balance roundrobin
+    server e1 127.0.0.1:$E1 check
+    server e2 127.0.0.1:$E2 check
+EOF2
+"$HAPROXY" -f "$WORK/haproxy-edge.cfg" -db >"$WORK/haproxy-edge.log" 2>&1 &
+PIDS+=("$!")
+wait_port "$EDGE"
+bench "2 edge proxies -> HAProxy -> 2 servers" "127.0.0.1:$EDGE"
