@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Aggregate ingest into one PostgreSQL (issue 21): one collection server,
-# then two behind HAProxy (TCP mode, the documented deployment), each
-# against raw binary COPY of the same rows measured in the same run by
+# then two behind HAProxy (TCP mode, the documented deployment), then two
+# edge proxies in front of those, each against raw binary COPY of the same rows measured in the same run by
 # `streamgauge bench server` (which also checks zero loss: exact row count,
 # every client's complete sequence, sampled values).
 #
