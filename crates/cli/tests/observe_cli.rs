@@ -10,10 +10,29 @@ mod common;
 use common::oml4py;
 
 fn sg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_streamgauge"))
-        .args(args)
-        .output()
-        .unwrap()
+    sg_env(args, &[])
+}
+
+fn sg_env(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_streamgauge"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args).output().unwrap()
+}
+
+/// A PYTHONPATH whose `streamgauge.observe` is this checkout's (a bare
+/// `streamgauge` package around a link to python/streamgauge/observe):
+/// `cargo test` runs before `pip install ./python` in scripts/test.sh, and
+/// the analysis needs none of the package's compiled part.
+fn python_path(dir: &Path) -> std::path::PathBuf {
+    let root = dir.join("py");
+    let pkg = root.join("streamgauge");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/streamgauge/observe");
+    std::os::unix::fs::symlink(src.canonicalize().unwrap(), pkg.join("observe")).unwrap();
+    root
 }
 
 fn ok(out: &Output) -> String {
@@ -26,12 +45,12 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The analysis needs python3 with the streamgauge package, scipy,
-/// statsmodels and matplotlib; without them the test skips (testkit: a
-/// failure under CI).
-fn have_analysis() -> bool {
+/// The analysis needs python3 with scipy, statsmodels and matplotlib;
+/// without them the test skips (testkit: a failure under CI).
+fn have_analysis(python_path: &Path) -> bool {
     let py = std::env::var("STREAMGAUGE_PYTHON").unwrap_or_else(|_| "python3".into());
     let found = Command::new(&py)
+        .env("PYTHONPATH", python_path)
         .args([
             "-c",
             "import streamgauge.observe, scipy, statsmodels, matplotlib",
@@ -40,8 +59,7 @@ fn have_analysis() -> bool {
         .is_ok_and(|o| o.status.success());
     if !found {
         let reason = format!(
-            "{py} cannot import streamgauge.observe/scipy/statsmodels/matplotlib \
-             (scripts/setup.sh installs them; then python3 -m pip install ./python)"
+            "{py} cannot import scipy/statsmodels/matplotlib (scripts/setup.sh installs them)"
         );
         testkit::skip(&reason);
     }
@@ -106,27 +124,35 @@ fn run_resume_analyze_report() {
     assert!(resumed.starts_with(&kept));
     assert_eq!(resumed.lines().count(), 13);
 
-    if !have_analysis() {
+    let py = python_path(dir.path());
+    if !have_analysis(&py) {
         return;
     }
+    let env = [("PYTHONPATH", py.as_path())];
     let analysis = out.join("analysis.json").display().to_string();
-    ok(&sg(&[
-        "observe",
-        "analyze",
-        &out.join("runs.csv").display().to_string(),
-        "--out",
-        &analysis,
-    ]));
+    ok(&sg_env(
+        &[
+            "observe",
+            "analyze",
+            &out.join("runs.csv").display().to_string(),
+            "--out",
+            &analysis,
+        ],
+        &env,
+    ));
     let (html, md) = (out.join("report.html"), out.join("report.md"));
-    ok(&sg(&[
-        "observe",
-        "report",
-        &analysis,
-        "--html",
-        &html.display().to_string(),
-        "--md",
-        &md.display().to_string(),
-    ]));
+    ok(&sg_env(
+        &[
+            "observe",
+            "report",
+            &analysis,
+            "--html",
+            &html.display().to_string(),
+            "--md",
+            &md.display().to_string(),
+        ],
+        &env,
+    ));
     let html = std::fs::read_to_string(html).unwrap();
     let md = std::fs::read_to_string(md).unwrap();
     for response in ["recv_pps", "sent_pps", "loss"] {
