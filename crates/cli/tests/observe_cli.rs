@@ -182,7 +182,7 @@ fn bad_plans_fail_before_any_run() {
     let dir = tempfile::tempdir().unwrap();
     let base = std::fs::read_to_string(plan()).unwrap();
     for (from, to, want) in [
-        ("rate = [", "threads = [", "unknown factor \"threads\""),
+        ("rate = [", "burst = [", "unknown factor \"burst\""),
         (
             "replications = 3",
             "replications = 2",
@@ -209,7 +209,7 @@ fn bad_plans_fail_before_any_run() {
 }
 
 #[test]
-fn every_sample_is_stored_as_a_measurement_stream_and_filtered_runs() {
+fn every_sample_is_stored_as_a_measurement_stream_and_two_filtered_threads_run() {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");
     std::fs::create_dir_all(&db_dir).unwrap();
@@ -220,7 +220,7 @@ fn every_sample_is_stored_as_a_measurement_stream_and_filtered_runs() {
         format!(
             "name = \"t\"\nreplications = 3\nseconds = 0.5\ninterval = 0.1\nseed = 3\n\
              responses = [\"recv_pps\", \"loss\"]\ncollect = \"tcp://127.0.0.1:{port}\"\n\
-             [factors]\nflavour = [\"uninstrumented\", \"filtered\"]\nrate = [2000, 4000]\n"
+             [defaults]\nthreads = 2\n[factors]\nflavour = [\"uninstrumented\", \"filtered\"]\nrate = [2000, 4000]\n"
         ),
     )
     .unwrap();

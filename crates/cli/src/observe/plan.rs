@@ -20,6 +20,10 @@ pub const FACTORS: &[(&str, &str)] = &[
         "set rate in packets/s (a positive integer) or \"max\"",
     ),
     ("size", "UDP payload bytes, 8 to 65000"),
+    (
+        "threads",
+        "sender threads, 1 to 16, each with its own socket and an even share of the set rate",
+    ),
 ];
 
 /// Responses the runner measures.
@@ -71,6 +75,7 @@ pub struct Settings {
     /// Packets/s; None = as fast as possible.
     pub rate: Option<u64>,
     pub size: usize,
+    pub threads: usize,
 }
 
 /// A varied factor and its levels, as written in the plan.
@@ -146,6 +151,7 @@ impl Plan {
             flavour: "uninstrumented".into(),
             rate: None,
             size: 64,
+            threads: 1,
         };
         for (k, v) in &raw.defaults {
             apply(&mut defaults, k, &level_text(k, v)?).with_context(|| format!("defaults.{k}"))?;
@@ -294,6 +300,13 @@ fn apply(s: &mut Settings, factor: &str, level: &str) -> Result<()> {
                 .with_context(|| format!("size {level:?} is not 8 to 65000 bytes"))?;
             s.size = n;
         }
+        "threads" => {
+            s.threads = level
+                .parse()
+                .ok()
+                .filter(|n| (1..=16).contains(n))
+                .with_context(|| format!("threads {level:?} is not 1 to 16"))?;
+        }
         other => bail!("unknown factor {other:?}; known: {}", names(FACTORS)),
     }
     Ok(())
@@ -332,8 +345,8 @@ rate = [1000, "max"]
     fn bad_plans_are_refused_with_the_reason() {
         let cases = [
             (
-                OK.replace("rate =", "threads ="),
-                "unknown factor \"threads\"",
+                OK.replace("rate =", "jitter ="),
+                "unknown factor \"jitter\"",
             ),
             (
                 OK.replace("\"per-packet\"", "\"sampled\""),
@@ -345,6 +358,10 @@ rate = [1000, "max"]
                 "at least 3 runs",
             ),
             (OK.replace("recv_pps", "jitter"), "unknown response"),
+            (
+                OK.replace("[factors]", "[defaults]\nthreads = 0\n[factors]"),
+                "threads \"0\" is not 1 to 16",
+            ),
             (OK.replace("[1000, \"max\"]", "[1000]"), "at least 2 levels"),
             (
                 OK.replace("seconds = 1.0", "seconds = 1.0\nwarmup = 0.95"),

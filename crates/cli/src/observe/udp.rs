@@ -59,13 +59,19 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
         other => bail!("unknown flavour {other}"),
     };
     let t0 = Instant::now();
-    let sender = {
+    // `threads` senders, each with its own socket and an even share of
+    // the set rate; instrumented ones share one measurement point (the
+    // client gives each injecting thread a queue of its own).
+    let mut senders = Vec::new();
+    for _ in 0..s.threads {
         let (settings, count) = (s.clone(), Arc::clone(&sent));
         let mp = instrument.as_ref().map(|(_, mp)| mp.clone());
-        std::thread::Builder::new()
-            .name("sg-observe-tx".into())
-            .spawn(move || send(&settings, addr, seconds, mp.as_ref(), &count))?
-    };
+        senders.push(
+            std::thread::Builder::new()
+                .name("sg-observe-tx".into())
+                .spawn(move || send(&settings, addr, seconds, mp.as_ref(), &count))?,
+        );
+    }
     let mut samples = Vec::new();
     let mut next = 0.0;
     while next <= seconds + 1e-9 {
@@ -78,9 +84,13 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
         });
         next += interval;
     }
-    let result = sender
-        .join()
-        .map_err(|_| anyhow::anyhow!("the sender thread panicked"));
+    let result: Result<Vec<()>> = senders
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a sender thread panicked"))?
+        })
+        .collect();
     // Let the receiver drain what is still in its socket buffer.
     std::thread::sleep(Duration::from_millis(100));
     stop.store(true, Ordering::Relaxed);
@@ -90,7 +100,7 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
             .close()
             .context("closing the instrumented sender's client")?;
     }
-    result??;
+    result?;
     Ok(Outcome {
         samples,
         sent: sent.load(Ordering::Relaxed),
@@ -119,10 +129,11 @@ fn send(
             if now >= length {
                 return Ok(());
             }
-            if let Some(rate) = s.rate {
-                let due = (now.as_secs_f64() * rate as f64) as u64;
+            if let Some(total) = s.rate {
+                let rate = total as f64 / s.threads as f64;
+                let due = (now.as_secs_f64() * rate) as u64;
                 if seq >= due {
-                    let ahead = (seq - due) as f64 / rate as f64;
+                    let ahead = (seq - due) as f64 / rate;
                     std::thread::sleep(Duration::from_secs_f64(ahead.max(50e-6)));
                     continue;
                 }
@@ -136,7 +147,7 @@ fn send(
             Err(e) => return Err(e).context("sending a datagram"),
         }
         seq += 1;
-        count.store(seq, Ordering::Relaxed);
+        count.fetch_add(1, Ordering::Relaxed);
         if let Some(mp) = mp {
             mp.inject(&[ValueRef::UInt64(seq), ValueRef::UInt32(size)])?;
         }
