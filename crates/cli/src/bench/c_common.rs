@@ -19,9 +19,10 @@ pub struct LibArgs {
     /// executable, where `cargo build --release -p client-ffi` puts it]
     #[arg(long, value_name = "DIR")]
     pub lib_dir: Option<PathBuf>,
-    /// Our <oml2/omlc.h> include directory.
-    #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../client-ffi/include"))]
-    pub include: PathBuf,
+    /// Our <oml2/omlc.h> include directory [default: crates/client-ffi/include
+    /// of the source tree this executable was built from]
+    #[arg(long, value_name = "DIR")]
+    pub include: Option<PathBuf>,
     /// Installation prefix of the reference OML suite (include/oml2,
     /// lib/liboml2.so) [default: ~/.cache/oml-reference]
     #[arg(long, value_name = "DIR")]
@@ -65,7 +66,9 @@ impl LibArgs {
         }
         let mut libs = vec![Lib {
             name: "streamgauge",
-            include: self.include.clone(),
+            include: self.include.clone().unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../client-ffi/include")
+            }),
             lib: link,
         }];
         if !self.no_reference {
