@@ -301,30 +301,10 @@ async fn accept_loop(
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
-            () = shutdown.requested() => return,
+            () = shutdown.requested() => break,
         };
         match accepted {
-            Ok((stream, peer)) => {
-                let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
-                let admitted = match shared.admission.admit(peer.ip()) {
-                    Ok(a) => a,
-                    Err(reason) => {
-                        shared.metrics.refused(reason);
-                        drop(stream);
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let shared = Arc::clone(&shared);
-                let shutdown = shutdown.clone();
-                let alive = alive.clone();
-                let tls = tls.clone();
-                tokio::spawn(async move {
-                    transport::serve(stream, peer, shared, shutdown, tls).await;
-                    drop(admitted);
-                    drop(alive);
-                });
-            }
+            Ok((stream, peer)) => spawn_connection(stream, peer, &shared, &shutdown, &alive, &tls),
             Err(e) => {
                 // Out of descriptors and the like: back off instead of spinning.
                 tracing::error!(error = %e, "accept failed");
@@ -332,6 +312,48 @@ async fn accept_loop(
             }
         }
     }
+    // A client that connected, sent its rows and left before shutdown may
+    // still sit in the kernel's listen backlog: its rows were accepted by
+    // TCP, so serve it (draining) rather than reset it by closing the
+    // listener. Only connections already queued are taken.
+    while let Ok(Ok((stream, peer))) =
+        tokio::time::timeout(BACKLOG_POLL, listener.accept()).await
+    {
+        spawn_connection(stream, peer, &shared, &shutdown, &alive, &tls);
+    }
+}
+
+/// How long the shutdown waits for one more already-queued connection.
+const BACKLOG_POLL: Duration = Duration::from_millis(5);
+
+/// Admits one accepted socket and serves it on its own task.
+fn spawn_connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    shutdown: &Shutdown,
+    alive: &mpsc::Sender<()>,
+    tls: &Option<Arc<Tls>>,
+) {
+    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+    let admitted = match shared.admission.admit(peer.ip()) {
+        Ok(a) => a,
+        Err(reason) => {
+            shared.metrics.refused(reason);
+            drop(stream);
+            return;
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let shared = Arc::clone(shared);
+    let shutdown = shutdown.clone();
+    let alive = alive.clone();
+    let tls = tls.clone();
+    tokio::spawn(async move {
+        transport::serve(stream, peer, shared, shutdown, tls).await;
+        drop(admitted);
+        drop(alive);
+    });
 }
 
 fn check_data_dir(dir: &std::path::Path) -> Result<(), ServerError> {
