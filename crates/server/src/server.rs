@@ -316,9 +316,7 @@ async fn accept_loop(
     // still sit in the kernel's listen backlog: its rows were accepted by
     // TCP, so serve it (draining) rather than reset it by closing the
     // listener. Only connections already queued are taken.
-    while let Ok(Ok((stream, peer))) =
-        tokio::time::timeout(BACKLOG_POLL, listener.accept()).await
-    {
+    while let Ok(Ok((stream, peer))) = tokio::time::timeout(BACKLOG_POLL, listener.accept()).await {
         spawn_connection(stream, peer, &shared, &shutdown, &alive, &tls);
     }
 }
