@@ -28,6 +28,7 @@ APT_PACKAGES=(
     chromium fonts-dejavu-core
     ruby libpopt-dev  # scaffold tests: the reference oml2-scaffold, popt for generated mains
     haproxy  # scale-out test: HAProxy (TCP mode) in front of two collection servers
+    postgresql-15-partman  # --pg-partition: pg_partman for the PostgreSQL 15 above (tests/pg_partition.rs)
 )
 
 STEP="start"

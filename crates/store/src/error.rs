@@ -68,6 +68,10 @@ pub enum StoreError {
         /// The role the server logs in as.
         role: String,
     },
+    /// Partitioning with pg_partman (`--pg-partition`) cannot work: the
+    /// extension is missing or the role may not use it.
+    #[error("partitioning: {0}")]
+    Partitioning(String),
     /// A COPY stream to PostgreSQL could not be written.
     #[error("postgresql copy: {0}")]
     Io(#[from] std::io::Error),

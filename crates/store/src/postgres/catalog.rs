@@ -11,6 +11,7 @@ use omsp::Schema;
 use super::columns::{Column, Layout, Uint64Layout};
 use super::copy::CopyBuffer;
 use super::ddl;
+use super::partition::{self, Partitioning};
 use crate::catalog::{self, CatalogDb, NameCase, StreamTable};
 use crate::error::StoreError;
 
@@ -50,12 +51,14 @@ impl StreamTable for Table {
 }
 
 /// A connection as the catalog uses it: new tables get the server's
-/// uint64 layout.
+/// uint64 layout, and are partitioned if the server partitions.
 pub struct Db<'a> {
     /// The domain's connection.
     pub client: &'a mut Client,
     /// How uint64 and guid fields of new tables are laid out.
     pub uint64: Uint64Layout,
+    /// How new stream tables are partitioned, and pg_partman's schema.
+    pub partition: Option<(&'a Partitioning, &'a str)>,
 }
 
 /// The types of the `oml_sender_id`, `oml_seq`, `oml_ts_client` and field
@@ -105,9 +108,14 @@ impl CatalogDb for Db<'_> {
     }
 
     fn create_table(&mut self, schema: &Schema) -> Result<(), StoreError> {
-        Ok(self
-            .client
-            .batch_execute(&ddl::create_table_with(schema, self.uint64)?)?)
+        let sql = ddl::create_table_with(schema, self.uint64)?;
+        match self.partition {
+            Some((p, partman)) if partition::applies_to(schema) => {
+                self.client.batch_execute(&partition::parent_ddl(&sql))?;
+                partition::create_parent(self.client, partman, &schema.name, p)
+            }
+            _ => Ok(self.client.batch_execute(&sql)?),
+        }
     }
 
     fn insert_bookkeeping(&mut self, key: &str, value: &str) -> Result<(), StoreError> {

@@ -30,6 +30,7 @@ pub mod ddl;
 mod link;
 mod lock;
 mod options;
+pub mod partition;
 mod write;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -41,6 +42,7 @@ use omsp::Schema;
 
 pub use columns::Uint64Layout;
 pub use options::PgOptions;
+pub use partition::Partitioning;
 
 use crate::catalog::START_TIME_KEY;
 use crate::clock::{ClockEstimate, ClockReport};
@@ -105,6 +107,8 @@ pub struct PgStore {
     in_doubt: Option<i64>,
     /// Rows the database refused since [`PgStore::take_refused`].
     refused: u64,
+    /// Partition maintenance (with `--pg-partition`).
+    upkeep: partition::Upkeep,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -140,6 +144,7 @@ impl PgStore {
             aux_ready: HashSet::new(),
             in_doubt: None,
             refused: 0,
+            upkeep: partition::Upkeep::default(),
         };
         store.start_time = store.locked(|s| s.init_layout())?;
         store.created = store.start_time.is_none();
@@ -149,6 +154,9 @@ impl PgStore {
     /// Under the catalog lock: the senders table, the catalog, schema 0;
     /// returns the start time if one is stored.
     fn init_layout(&mut self) -> Result<Option<i64>, StoreError> {
+        if self.opts.partition.is_some() {
+            self.upkeep.schema = Some(partition::ensure_extension(&mut self.client, &self.uri)?);
+        }
         let has_senders: bool = self
             .client
             .query_one("SELECT to_regclass('_senders') IS NOT NULL", &[])?
@@ -156,10 +164,14 @@ impl PgStore {
         if !has_senders {
             self.client.batch_execute(ddl::CREATE_SENDERS)?;
         }
-        let uint64 = self.opts.uint64;
         let mut db = Db {
             client: &mut self.client,
-            uint64,
+            uint64: self.opts.uint64,
+            partition: self
+                .opts
+                .partition
+                .as_ref()
+                .zip(self.upkeep.schema.as_deref()),
         };
         self.catalog.refresh(&mut db, &self.uri)?;
         if self.catalog.find(SCHEMA0_NAME).is_none() {
@@ -359,11 +371,11 @@ impl Sink for PgStore {
             Some(id) => id,
             None => {
                 self.flush()?;
-                let uint64 = self.opts.uint64;
                 self.locked(|s| {
                     let mut db = Db {
                         client: &mut s.client,
-                        uint64,
+                        uint64: s.opts.uint64,
+                        partition: s.opts.partition.as_ref().zip(s.upkeep.schema.as_deref()),
                     };
                     s.catalog.refresh(&mut db, &s.uri)?;
                     Ok(s.catalog.register(&mut db, schema)?.0)
@@ -466,6 +478,7 @@ impl Sink for PgStore {
         match self.tx {
             Some((started, rows)) if policy.due(rows, started, idle) => {
                 self.commit()?;
+                self.upkeep();
                 Ok(true)
             }
             _ => Ok(false),

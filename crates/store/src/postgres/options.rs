@@ -11,6 +11,7 @@ use omsp::names::is_valid_domain;
 
 use super::columns::Uint64Layout;
 use super::lock;
+use super::partition::{self, Partitioning};
 use crate::error::StoreError;
 use crate::sql::quote;
 
@@ -35,6 +36,9 @@ pub struct PgOptions {
     pub connect_timeout: Duration,
     /// How uint64 and guid fields of new tables are laid out.
     pub uint64: Uint64Layout,
+    /// Partition new stream tables with pg_partman (`None`: plain tables,
+    /// as the reference).
+    pub partition: Option<Partitioning>,
 }
 
 impl Default for PgOptions {
@@ -48,6 +52,7 @@ impl Default for PgOptions {
             conninfo: String::new(),
             connect_timeout: Duration::from_secs(10),
             uint64: Uint64Layout::Numeric,
+            partition: None,
         }
     }
 }
@@ -96,7 +101,8 @@ impl PgOptions {
     }
 
     /// Start-up check: the server can log in, and its role may create the
-    /// per-domain databases (CREATEDB, or superuser).
+    /// per-domain databases (CREATEDB, or superuser); with partitioning,
+    /// that new domain databases will have pg_partman.
     pub fn check_can_create_databases(&self) -> Result<(), StoreError> {
         let mut client = self.connect(MAINTENANCE_DB)?;
         let row = client.query_one(
@@ -107,6 +113,9 @@ impl PgOptions {
         let (role, allowed): (String, bool) = (row.get(0), row.get(1));
         if !allowed {
             return Err(StoreError::CannotCreateDatabases { role });
+        }
+        if self.partition.is_some() {
+            partition::check_available(&mut client, || self.connect("template1"))?;
         }
         Ok(())
     }
