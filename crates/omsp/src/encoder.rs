@@ -26,6 +26,12 @@ impl Encoder {
         self.content
     }
 
+    /// How binary scalar doubles are written from now on (text doubles are
+    /// always exact).
+    pub fn set_doubles(&mut self, doubles: crate::binary::DoubleEncoding) {
+        self.binary.set_doubles(doubles);
+    }
+
     /// Writes `header` with its `content` line set to this encoder's.
     pub fn header(&self, header: &Header, out: &mut Vec<u8>) {
         if header.content == self.content {

@@ -48,10 +48,12 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod admission;
 pub mod binary;
 mod decoder;
 mod encoder;
 mod error;
+pub mod exact_doubles;
 pub mod header;
 pub mod json;
 pub mod metadata;

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use omsp::{Decoder, Event, Header};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,6 +26,13 @@ const LAST_ACK: Duration = Duration::from_secs(3);
 
 /// Decode errors logged per connection (the rest are only counted).
 const LOGGED_ERRORS: usize = 10;
+
+/// How long a connection keeps reading, after shutdown was requested, for
+/// data its client had already sent (as the collection server does).
+const DRAIN_WINDOW: Duration = Duration::from_millis(250);
+
+/// Longest a connection drains after shutdown was requested.
+const MAX_DRAIN: Duration = Duration::from_secs(2);
 
 /// How a client connection ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -305,6 +312,9 @@ impl Connection {
         // `first` (read with the header) is in the framer already.
         self.pending.extend_from_slice(&first);
         let mut eof = false;
+        // Set once shutdown is requested: what the client had already sent
+        // is still read and journaled, until it pauses or this deadline.
+        let mut drain_until: Option<Instant> = None;
         loop {
             if let Err(reason) = self.journal(&mut framer).await {
                 return End::Fatal(reason);
@@ -319,13 +329,22 @@ impl Connection {
                 }
                 return End::Closed;
             }
-            if *shutdown.borrow_and_update() {
-                return End::Shutdown;
+            if drain_until.is_none() && *shutdown.borrow_and_update() {
+                drain_until = Some(Instant::now() + MAX_DRAIN);
             }
+            let window = match drain_until {
+                Some(until) if Instant::now() >= until => return End::Shutdown,
+                Some(until) => DRAIN_WINDOW.min(until - Instant::now()),
+                None => Duration::MAX,
+            };
             let read = tokio::select! {
-                r = rd.read(&mut buf) => r,
+                r = tokio::time::timeout(window, rd.read(&mut buf)) => match r {
+                    Ok(r) => r,
+                    // Draining, and the client sent nothing more.
+                    Err(_) => return End::Shutdown,
+                },
                 () = superseded(claim) => return End::Superseded,
-                _ = shutdown.changed() => return End::Shutdown,
+                _ = shutdown.changed(), if drain_until.is_none() => continue,
             };
             match read {
                 Ok(0) => {

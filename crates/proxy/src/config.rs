@@ -185,6 +185,10 @@ pub struct ProxyConfig {
     pub backoff: (Duration, Duration),
     /// Decoder bounds for client streams.
     pub limits: omsp::Limits,
+    /// Most client connections served at once; more are closed unread.
+    pub max_connections: usize,
+    /// Most client connections served at once from one address.
+    pub max_connections_per_source: usize,
     /// How long a delivered stream of a resumable client (spec §3.6) is
     /// remembered, so that a client that missed the last acknowledgement
     /// (the proxy crashed) is told it has nothing left to send.
@@ -216,6 +220,8 @@ impl ProxyConfig {
             resume_timeout: Duration::from_secs(5),
             backoff: (Duration::from_millis(100), Duration::from_secs(5)),
             limits: omsp::Limits::default(),
+            max_connections: 4096,
+            max_connections_per_source: 1024,
             resume_window: Duration::from_secs(15 * 60),
         }
     }
@@ -234,6 +240,9 @@ impl ProxyConfig {
                     "proxy id {id:?}: want 1-64 bytes of [A-Za-z0-9_.:-]"
                 ));
             }
+        }
+        if self.max_connections == 0 || self.max_connections_per_source == 0 {
+            return Err("connection limits must be at least 1".into());
         }
         if self.segment_size < 4096 {
             return Err("segment size must be at least 4096 bytes".into());

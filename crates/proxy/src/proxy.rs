@@ -2,12 +2,15 @@
 //! and the control endpoint.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+use omsp::admission::Admission;
 
 use crate::config::{ForwardMode, FsyncPolicy, ProxyConfig};
 use crate::control::{Command, Control};
@@ -28,6 +31,10 @@ pub struct Shared {
     forwarders: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// Client connection tasks, joined at shutdown.
     clients: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// Client connection counts and limits.
+    pub admission: Arc<Admission>,
+    /// Connections refused, per [`Refused::ALL`] reason.
+    pub refused: [AtomicU64; 2],
 }
 
 impl Shared {
@@ -68,7 +75,9 @@ pub struct Proxy {
     local: Vec<SocketAddr>,
     /// The control endpoint's address.
     control: Option<SocketAddr>,
-    /// Accept loops, the ticker and the control endpoint.
+    /// Accept loops; at shutdown they serve the connections already queued.
+    accepting: Vec<JoinHandle<()>>,
+    /// The ticker and the control endpoint.
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -138,6 +147,8 @@ impl Proxy {
             shutdown: watch::Sender::new(false),
             forwarders: Default::default(),
             clients: Default::default(),
+            admission: Admission::new(config.max_connections, config.max_connections_per_source),
+            refused: Default::default(),
             config,
         });
         tracing::info!(proxy_id = %shared.registry.proxy_id, upstream = %shared.config.upstream,
@@ -153,9 +164,10 @@ impl Proxy {
         for entry in shared.registry.all() {
             shared.spawn_forwarder(entry);
         }
-        for l in listeners {
-            tasks.push(tokio::spawn(accept_loop(l, Arc::clone(&shared))));
-        }
+        let accepting = listeners
+            .into_iter()
+            .map(|l| tokio::spawn(accept_loop(l, Arc::clone(&shared))))
+            .collect();
         tasks.push(tokio::spawn(ticker(Arc::clone(&shared))));
         if let Some(l) = control_listener {
             tasks.push(tokio::spawn(crate::control::http::serve(
@@ -174,6 +186,7 @@ impl Proxy {
             shared,
             local,
             control,
+            accepting,
             tasks,
         })
     }
@@ -209,6 +222,9 @@ impl Proxy {
     /// forwarding. The journals are kept: the next start resumes them.
     pub async fn shutdown(self) {
         let _ = self.shared.shutdown.send(true);
+        for t in self.accepting {
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
         for t in &self.tasks {
             t.abort();
         }
@@ -267,20 +283,59 @@ fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let mut shutdown = shared.shutdown.subscribe();
     loop {
-        match listener.accept().await {
-            Ok((stream, peer)) => {
-                let task = tokio::spawn(crate::accept::serve(stream, peer, Arc::clone(&shared)));
-                let mut c = shared.clients.lock().unwrap_or_else(|p| p.into_inner());
-                c.retain(|t| !t.is_finished());
-                c.push(task);
-            }
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.wait_for(|&stop| stop) => break,
+        };
+        match accepted {
+            Ok((stream, peer)) => spawn_client(stream, peer, &shared),
             Err(e) => {
+                // Out of descriptors and the like: back off instead of spinning.
                 tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     }
+    // A client that connected, sent its rows and left just before shutdown
+    // may still sit in the kernel's listen backlog: TCP accepted its rows,
+    // so journal them (the connection drains) rather than reset it by
+    // closing the listener. Only connections already queued are taken.
+    while let Ok(Ok((stream, peer))) = tokio::time::timeout(BACKLOG_POLL, listener.accept()).await {
+        spawn_client(stream, peer, &shared);
+    }
+}
+
+/// How long the shutdown waits for one more already-queued connection.
+const BACKLOG_POLL: Duration = Duration::from_millis(5);
+
+/// Admits one accepted client and serves it on its own task; a refused one
+/// is closed unread, counted, and logged at most every 10 s.
+fn spawn_client(stream: tokio::net::TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
+    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+    let admitted = match shared.admission.admit(peer.ip()) {
+        Ok(a) => a,
+        Err(refusal) => {
+            shared.refused[refusal.reason as usize].fetch_add(1, Ordering::Relaxed);
+            if let Some(report) = &refusal.report {
+                tracing::warn!(client = %peer.ip(), reason = refusal.reason.label(),
+                    refused = report.refused, open = report.open, "{report}");
+            }
+            drop(stream);
+            return;
+        }
+    };
+    let task = tokio::spawn({
+        let shared = Arc::clone(shared);
+        async move {
+            crate::accept::serve(stream, peer, shared).await;
+            drop(admitted);
+        }
+    });
+    let mut c = shared.clients.lock().unwrap_or_else(|p| p.into_inner());
+    c.retain(|t| !t.is_finished());
+    c.push(task);
 }
 
 /// Syncs journals per the fsync policy and stores their metadata.

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use omsp::admission::Refused;
 use serde_json::{json, Value};
 
 use crate::proxy::Shared;
@@ -68,6 +69,14 @@ pub fn status(shared: &Shared) -> Value {
             "used": shared.registry.usage(),
             "policy": shared.config.quota_policy.to_string(),
             "dropped_bytes": shared.registry.dropped.load(Ordering::Relaxed),
+        },
+        "connections": {
+            "open": shared.admission.open(),
+            "max": shared.admission.max_total(),
+            "max_per_source": shared.admission.max_per_source(),
+            "refused": Refused::ALL.iter().map(|r| {
+                (r.label().to_owned(), json!(shared.refused[*r as usize].load(Ordering::Relaxed)))
+            }).collect::<serde_json::Map<String, Value>>(),
         },
         "pending_bytes": pending,
         "lost_bytes": lost,

@@ -469,8 +469,13 @@ impl Connection {
                 session.tables.insert(schema.index, id);
             }
         }
+        let exact = omsp::exact_doubles::offered(&h);
         if let Some(request) = BackRequest::from_header(&h)? {
-            self.start_back_channel(domain, request, sender_id).await?;
+            self.start_back_channel(domain, request, sender_id, exact)
+                .await?;
+        } else if exact {
+            let out = self.out.as_mut().ok_or("back-channel already in use")?;
+            session::confirm_exact_doubles(out).await?;
         }
         Ok(())
     }
@@ -482,6 +487,7 @@ impl Connection {
         domain: &str,
         request: BackRequest,
         sender_id: i64,
+        exact_doubles: bool,
     ) -> Result<(), String> {
         let (resumed, acks) = match request.session {
             Some(session) => {
@@ -494,6 +500,9 @@ impl Connection {
         session::send_resume(&mut out, resumed)
             .await
             .map_err(|e| format!("writing the resume line: {e}"))?;
+        if exact_doubles {
+            session::confirm_exact_doubles(&mut out).await?;
+        }
         let (feedback, control) = match (request.feedback, &self.session) {
             (true, Some(s)) => {
                 let (reg, rx) =

@@ -336,8 +336,9 @@ fn spawn_connection(
     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
     let admitted = match shared.admission.admit(peer.ip()) {
         Ok(a) => a,
-        Err(reason) => {
-            shared.metrics.refused(reason);
+        Err(refusal) => {
+            crate::admission::log_refusal(peer.ip(), &refusal);
+            shared.metrics.refused(refusal.reason);
             drop(stream);
             return;
         }

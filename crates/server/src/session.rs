@@ -186,6 +186,15 @@ pub async fn send_resume<W: AsyncWrite + Unpin>(w: &mut W, offset: u64) -> std::
     w.flush().await
 }
 
+/// Confirms exact doubles (spec §3.8): the sender may write scalar doubles
+/// as DOUBLE64_T, which this server's decoder reads. Written right after
+/// the header (after the resume line, if any), before any data is read.
+pub async fn confirm_exact_doubles<W: AsyncWrite + Unpin>(w: &mut W) -> Result<(), String> {
+    write_line(w, omsp::exact_doubles::CONFIRMATION)
+        .await
+        .map_err(|e| format!("writing the exact-doubles confirmation: {e}"))
+}
+
 /// What the back-channel task writes besides the resume line.
 #[derive(Debug)]
 pub struct Feeds {

@@ -5,12 +5,26 @@ use super::double;
 use crate::error::EncodeError;
 use crate::value::ValueRef;
 
+/// How scalar doubles (values and timestamps) are written.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum DoubleEncoding {
+    /// DOUBLE_T, as the reference writes it (30 mantissa bits, spec §8.4):
+    /// what every OMSP server reads.
+    #[default]
+    Reference,
+    /// DOUBLE64_T, the full binary64 value: only for a receiver that has
+    /// confirmed it (spec §3.8); a stock server refuses it.
+    Exact,
+}
+
 /// Encodes tuples as binary packets. It remembers whether it has switched to
 /// long packets: like liboml2, once one tuple needed a 32-bit length, every
 /// later packet of the session is long.
 #[derive(Debug, Default, Clone)]
 pub struct BinaryEncoder {
     long: bool,
+    /// How scalar doubles are written.
+    doubles: DoubleEncoding,
 }
 
 /// Writes a double as DOUBLE_T (or DOUBLE_NAN when it cannot be represented).
@@ -22,6 +36,19 @@ pub fn put_double(out: &mut Vec<u8>, v: f64) {
             out.push(x as u8);
         }
         None => out.extend_from_slice(&[DOUBLE_NAN, 0, 0, 0, 0, 0]),
+    }
+}
+
+/// Writes a double as DOUBLE64_T: exact, ±0, subnormals, ±Inf and NaN kept.
+pub fn put_double64(out: &mut Vec<u8>, v: f64) {
+    out.push(DOUBLE64_T);
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_scalar_double(out: &mut Vec<u8>, v: f64, doubles: DoubleEncoding) {
+    match doubles {
+        DoubleEncoding::Reference => put_double(out, v),
+        DoubleEncoding::Exact => put_double64(out, v),
     }
 }
 
@@ -42,8 +69,18 @@ fn put_vec<T: Copy, const N: usize>(
     Ok(())
 }
 
-/// Appends one typed value (type code and payload).
+/// Appends one typed value (type code and payload), doubles as the
+/// reference writes them.
 pub fn encode_value(out: &mut Vec<u8>, v: ValueRef<'_>) -> Result<(), EncodeError> {
+    encode_value_as(out, v, DoubleEncoding::Reference)
+}
+
+/// Appends one typed value, scalar doubles written as `doubles` says.
+pub fn encode_value_as(
+    out: &mut Vec<u8>,
+    v: ValueRef<'_>,
+    doubles: DoubleEncoding,
+) -> Result<(), EncodeError> {
     match v {
         ValueRef::Int32(x) => {
             out.push(INT32_T);
@@ -61,7 +98,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: ValueRef<'_>) -> Result<(), EncodeErro
             out.push(UINT64_T);
             out.extend_from_slice(&x.to_be_bytes());
         }
-        ValueRef::Double(x) => put_double(out, x),
+        ValueRef::Double(x) => put_scalar_double(out, x, doubles),
         ValueRef::String(s) => {
             if s.len() > MAX_STRING_LEN {
                 return Err(EncodeError::StringTooLong(s.len()));
@@ -104,6 +141,16 @@ impl BinaryEncoder {
         self.long
     }
 
+    /// Sets how scalar doubles and timestamps are written from now on.
+    pub fn set_doubles(&mut self, doubles: DoubleEncoding) {
+        self.doubles = doubles;
+    }
+
+    /// How scalar doubles and timestamps are written.
+    pub fn doubles(&self) -> DoubleEncoding {
+        self.doubles
+    }
+
     /// Appends one tuple as a packet. `seq` is sent as int32 and wraps past
     /// 2^31−1 as in liboml2. On error nothing is appended.
     pub fn encode_tuple<'a, I>(
@@ -131,9 +178,9 @@ impl BinaryEncoder {
         let body = out.len();
         out.extend_from_slice(&[n, idx, INT32_T]);
         out.extend_from_slice(&(seq as i32).to_be_bytes());
-        put_double(out, ts);
+        put_scalar_double(out, ts, self.doubles);
         for v in values {
-            if let Err(e) = encode_value(out, v) {
+            if let Err(e) = encode_value_as(out, v, self.doubles) {
                 out.truncate(start);
                 return Err(e);
             }

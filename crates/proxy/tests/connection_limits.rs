@@ -1,0 +1,144 @@
+//! A flood of connections from one address: the proxy serves at most
+//! `max_connections_per_source` of them, closes the rest unread and counts
+//! them in its status document, while a client on another address has
+//! every row journaled and delivered upstream. A flood client that leaves
+//! frees its place.
+
+mod common;
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use common::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Connects from `source` (any 127.0.0.0/8 address is loopback).
+async fn connect_from(source: IpAddr, to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(source, 0)).unwrap();
+    socket.connect(to).await.unwrap()
+}
+
+/// True once the proxy has closed `s` (end of file or reset) within `within`.
+async fn closed_by_proxy(s: &mut TcpStream, within: Duration) -> bool {
+    let mut b = [0u8; 64];
+    loop {
+        match tokio::time::timeout(within, s.read(&mut b)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+fn refused(p: &proxy::Proxy, reason: &str) -> u64 {
+    p.status()["connections"]["refused"][reason]
+        .as_u64()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_flood_from_one_address_does_not_starve_another() {
+    // Within the default limit of 1024 descriptors (client and proxy sides
+    // share this process).
+    const FLOOD: usize = 600;
+    const PER_SOURCE: usize = 50;
+    let dirs = Dirs::new();
+    let up = free_addr();
+    let mut config = proxy_config(&dirs.journal(), up);
+    config.max_connections_per_source = PER_SOURCE;
+    let (proxy, addr) = start_proxy(config).await;
+    let server = start_server(up, &dirs.db()).await;
+
+    let hostile: IpAddr = "127.0.0.1".parse().unwrap();
+    let mut held = Vec::with_capacity(FLOOD);
+    for _ in 0..FLOOD {
+        let mut s = connect_from(hostile, addr).await;
+        // Each stops inside its header, as a slow hostile client would.
+        let _ = s.write_all(b"protocol: 5\ndomain: flood\nx-").await;
+        held.push(s);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while refused(&proxy, "per_source") < (FLOOD - PER_SOURCE) as u64 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(refused(&proxy, "per_source"), (FLOOD - PER_SOURCE) as u64);
+    assert_eq!(refused(&proxy, "total"), 0);
+    assert_eq!(
+        proxy.status()["connections"]["open"].as_u64(),
+        Some(PER_SOURCE as u64)
+    );
+    // The refused ones were closed without being served; the admitted ones
+    // are still open, waiting for the rest of their header.
+    let closed = {
+        let mut n = 0;
+        for s in held.iter_mut().rev().take(50) {
+            if closed_by_proxy(s, Duration::from_millis(100)).await {
+                n += 1;
+            }
+        }
+        n
+    };
+    assert_eq!(closed, 50, "the last 50 flood connections were refused");
+    assert!(!closed_by_proxy(&mut held[0], Duration::from_millis(100)).await);
+
+    // Another address: every row arrives upstream while the flood holds on.
+    let n = 20_000;
+    let mut good = connect_from("127.0.0.2".parse().unwrap(), addr).await;
+    good.write_all(header("good", "a", "").as_bytes())
+        .await
+        .unwrap();
+    good.write_all(&tuples(0, n)).await.unwrap();
+    good.shutdown().await.unwrap();
+    assert!(closed_by_proxy(&mut good, Duration::from_secs(30)).await);
+    wait_delivered(&proxy, Duration::from_secs(30)).await;
+    let got = wait_rows(
+        &dirs.db(),
+        "good",
+        "t_m",
+        "a",
+        n as usize,
+        Duration::from_secs(10),
+    );
+    assert_exactly(got, n, "client on another address during a flood");
+
+    // Leaving frees the places: the flood's address is served again.
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proxy.status()["connections"]["open"].as_u64() != Some(0) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(proxy.status()["connections"]["open"].as_u64(), Some(0));
+    let before = refused(&proxy, "per_source");
+    tokio::task::spawn_blocking(move || stock_send(addr, "again", "b", &tuples(0, 10)))
+        .await
+        .unwrap();
+    assert_eq!(refused(&proxy, "per_source"), before);
+    wait_delivered(&proxy, Duration::from_secs(30)).await;
+    let got = wait_rows(&dirs.db(), "again", "t_m", "b", 10, Duration::from_secs(10));
+    assert_exactly(got, 10, "the flood's address after the flood left");
+    proxy.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_total_limit_refuses_every_address() {
+    let dirs = Dirs::new();
+    let up = free_addr();
+    let mut config = proxy_config(&dirs.journal(), up);
+    config.max_connections = 3;
+    let (proxy, addr) = start_proxy(config).await;
+    let mut held = Vec::new();
+    for i in 0..3 {
+        let mut s = connect_from(format!("127.0.0.{}", i + 1).parse().unwrap(), addr).await;
+        s.write_all(b"protocol: 5\n").await.unwrap();
+        held.push(s);
+    }
+    let mut extra = connect_from("127.0.0.9".parse().unwrap(), addr).await;
+    assert!(closed_by_proxy(&mut extra, Duration::from_secs(5)).await);
+    assert_eq!(refused(&proxy, "total"), 1);
+    assert_eq!(refused(&proxy, "per_source"), 0);
+    drop(held);
+    proxy.shutdown().await;
+}
