@@ -2,11 +2,11 @@
 //! PostgreSQL, measures in one run the latency of a downsampled query
 //! (`points=2000`, target ≤ 200 ms), the throughput of full Arrow and
 //! JSON exports (target ≥ 1 M rows/s for Arrow), and the same rows
-//! written by the database's own CSV dump (`sqlite3 -csv`, `COPY … TO
-//! STDOUT`) as the reference, reported as a ratio.
+//! written by the database's own CSV dump (`sqlite3 -csv`, `psql -c "COPY … TO
+//! STDOUT"`) as the reference, reported as a ratio.
 
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use omsp::Schema;
 use store::{PgOptions, PgStore, Sink, SqliteOptions, SqliteStore};
 
 use crate::exec::write_rows;
-use crate::export::{columns, ExportError, Source};
+use crate::export::{columns, ExportError, Pg, Source};
 use crate::request::RowsRequest;
 use crate::tiles::{TileCache, TileScope};
 
@@ -152,11 +152,13 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
         pg_stream(pg, opts.rows).map_err(setup("PostgreSQL"))?;
         let generate = t.elapsed();
         eprintln!("postgresql: {} rows generated in {generate:.1?}", opts.rows);
-        let mut client = pg
-            .connect(DOMAIN)
-            .map_err(|e| setup("PostgreSQL")(e.to_string()))?;
-        let reference = pg_copy(&mut client).ok();
-        let mut src = Source::Postgres(client);
+        let reference = psql_csv(pg);
+        let client = pg
+            .config(DOMAIN)
+            .map_err(|e| e.to_string())
+            .and_then(|c| Pg::connect(&c).map_err(|e| e.to_string()))
+            .map_err(setup("PostgreSQL"))?;
+        let mut src = Source::Postgres(Box::new(client));
         let append = |from: u64, n: u64| -> Result<(), String> {
             let mut c = pg.connect(DOMAIN).map_err(|e| e.to_string())?;
             c.batch_execute(&format!(
@@ -398,19 +400,21 @@ fn sqlite3_csv(path: &std::path::Path) -> Option<(Duration, u64)> {
     child.wait().ok()?.success().then(|| (t.elapsed(), n))
 }
 
-/// `COPY stream TO STDOUT (FORMAT csv)` read to the end.
-fn pg_copy(c: &mut postgres::Client) -> Result<(Duration, u64), postgres::Error> {
+/// `psql -c "COPY stream TO STDOUT (FORMAT csv)"` (libpq, as a user would
+/// dump the table) into a counter.
+fn psql_csv(pg: &PgOptions) -> Option<(Duration, u64)> {
     let t = Instant::now();
-    let mut r = c.copy_out(&format!("COPY {STREAM} TO STDOUT (FORMAT csv)"))?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut n = 0u64;
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k as u64,
-        }
-    }
-    Ok((t.elapsed(), n))
+    let mut child = Command::new("psql")
+        .args(["-X", "-q", "-h", &pg.host, "-p", &pg.port.to_string()])
+        .args(["-U", &pg.user, "-d", DOMAIN, "-c"])
+        .arg(format!("COPY {STREAM} TO STDOUT (FORMAT csv)"))
+        .env("PGPASSWORD", &pg.password)
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut out = child.stdout.take()?;
+    let n = io::copy(&mut out, &mut Counter(0)).ok()?;
+    child.wait().ok()?.success().then(|| (t.elapsed(), n))
 }
 
 fn rate(rows: u64, d: Duration) -> f64 {
@@ -474,7 +478,7 @@ impl fmt::Display for BackendReport {
                 let tool = if self.backend == "sqlite" {
                     "sqlite3 -csv"
                 } else {
-                    "COPY TO (csv)"
+                    "psql COPY TO (csv)"
                 };
                 writeln!(f, "  reference {tool}: {}", r(x))?;
                 writeln!(

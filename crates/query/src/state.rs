@@ -9,7 +9,7 @@ use omsp::names::is_valid_domain;
 use store::PgOptions;
 use tokio::sync::watch;
 
-use crate::export::{ExportError, Source};
+use crate::export::{ExportError, Pg, Source};
 use crate::tiles::TileCache;
 
 /// Tells tails that a domain has new rows. The server bumps the value
@@ -119,11 +119,9 @@ impl Backend {
                 }
                 Source::sqlite(&path).map(Some)
             }
-            Backend::Postgres(opts) => match opts.connect(domain) {
-                Ok(c) => Ok(Some(Source::Postgres(c))),
-                Err(store::StoreError::Postgres(e))
-                    if e.code() == Some(&postgres::error::SqlState::INVALID_CATALOG_NAME) =>
-                {
+            Backend::Postgres(opts) => match Pg::connect(&opts.config(domain)?) {
+                Ok(c) => Ok(Some(Source::Postgres(Box::new(c)))),
+                Err(e) if e.code() == Some(&postgres::error::SqlState::INVALID_CATALOG_NAME) => {
                     Ok(None)
                 }
                 Err(e) => Err(e.into()),

@@ -17,7 +17,78 @@ pub enum Source {
     /// A `<domain>.sq3` file, opened read-only.
     Sqlite(rusqlite::Connection),
     /// A domain's PostgreSQL database.
-    Postgres(postgres::Client),
+    Postgres(Box<Pg>),
+}
+
+/// A PostgreSQL connection, and how to open another one on the same
+/// database for binary COPY (see [`super::pgcopy`]). Dereferences to the
+/// blocking client.
+pub struct Pg {
+    client: postgres::Client,
+    copy: tokio_postgres::Config,
+}
+
+impl Pg {
+    /// Connects with `config`.
+    pub fn connect(config: &postgres::Config) -> Result<Pg, postgres::Error> {
+        Ok(Pg {
+            client: config.connect(postgres::NoTls)?,
+            copy: async_config(config),
+        })
+    }
+
+    /// Settings of the connections that read binary COPY.
+    pub fn copy_config(&self) -> &tokio_postgres::Config {
+        &self.copy
+    }
+}
+
+impl std::ops::Deref for Pg {
+    type Target = postgres::Client;
+    fn deref(&self) -> &postgres::Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Pg {
+    fn deref_mut(&mut self) -> &mut postgres::Client {
+        &mut self.client
+    }
+}
+
+/// The same settings for the asynchronous client (the blocking client's
+/// `Config` wraps one but does not give it out).
+fn async_config(c: &postgres::Config) -> tokio_postgres::Config {
+    use postgres::config::Host;
+    let mut a = tokio_postgres::Config::new();
+    for h in c.get_hosts() {
+        match h {
+            Host::Tcp(name) => a.host(name),
+            Host::Unix(path) => a.host_path(path),
+        };
+    }
+    for p in c.get_ports() {
+        a.port(*p);
+    }
+    if let Some(u) = c.get_user() {
+        a.user(u);
+    }
+    if let Some(p) = c.get_password() {
+        a.password(p);
+    }
+    if let Some(d) = c.get_dbname() {
+        a.dbname(d);
+    }
+    if let Some(o) = c.get_options() {
+        a.options(o);
+    }
+    if let Some(n) = c.get_application_name() {
+        a.application_name(n);
+    }
+    if let Some(t) = c.get_connect_timeout() {
+        a.connect_timeout(*t);
+    }
+    a
 }
 
 impl Source {
@@ -28,10 +99,8 @@ impl Source {
             || spec.starts_with("postgres://")
             || spec.contains("dbname=")
         {
-            return Ok(Source::Postgres(postgres::Client::connect(
-                spec,
-                postgres::NoTls,
-            )?));
+            let config: postgres::Config = spec.parse()?;
+            return Ok(Source::Postgres(Box::new(Pg::connect(&config)?)));
         }
         Source::sqlite(std::path::Path::new(spec))
     }
