@@ -108,6 +108,16 @@ impl Client {
         self.finish(&url, result).map(text)
     }
 
+    /// `PATCH path` with a body that is already JSON text.
+    pub fn patch(&self, path: &str, json: &str) -> Result<String, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let result = self
+            .auth(self.agent.patch(&url))
+            .content_type("application/json")
+            .send(json);
+        self.finish(&url, result).map(text)
+    }
+
     /// `DELETE path` (marked JSON, as every state-changing request must be).
     pub fn delete(&self, path: &str) -> Result<String, ClientError> {
         let url = format!("{}{path}", self.base);

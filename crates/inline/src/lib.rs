@@ -21,6 +21,7 @@
 
 mod agent;
 mod calibration;
+pub mod control;
 mod error;
 pub mod loss;
 mod maps;
@@ -35,6 +36,7 @@ mod tcx;
 
 pub use agent::Agent;
 pub use calibration::{Calibration, CalibrationProgram};
+pub use control::{AgentCounters, AgentInfo, Control, ControlConfig};
 pub use error::{ProgramError, SettingsError};
 pub use inline_common::Counter;
 pub use maps::{clock_offset_ns, Counters, ProgramMaps, RunStats};

@@ -1,6 +1,7 @@
 //! `streamgauge inline source|sink`: attach, stream, detach on exit.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -8,7 +9,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use client::spec::{ClientSpec, DestinationSpec, Window};
 use client::Client;
-use inline::{Agent, LoadOptions, Role, Settings, Streams, Summaries};
+use inline::{
+    Agent, AgentCounters, AgentInfo, Control, ControlConfig, LoadOptions, Role, Settings, Streams,
+    Summaries,
+};
 
 pub const SOURCE_ABOUT: &str = "Attach the source program to the egress of --dev: matching IPv6 packets get a \
 Destination Options header with the delay and/or loss option (spec/inline.md). Runs until SIGINT/SIGTERM, then \
@@ -57,6 +61,15 @@ pub struct RunArgs {
     /// Do not stream one row per measured packet (summaries and counters only).
     #[arg(long)]
     no_records: bool,
+    /// Serve the HTTP control API (status, counters, settings; spec/inline-control.md) on ADDR:PORT, in the namespace the agent was started in.
+    #[arg(long, value_name = "ADDR:PORT")]
+    control: Option<std::net::SocketAddr>,
+    /// Token file of the control API (`<domain-or-glob> <token> [read,control]`, as the capture daemon's); without it only loopback callers are served. Re-read on SIGHUP.
+    #[arg(long, value_name = "FILE", requires = "control")]
+    control_token_file: Option<PathBuf>,
+    /// Without --control-token-file, let non-loopback callers read status and settings (never change them).
+    #[arg(long, requires = "control")]
+    control_public: bool,
 }
 
 fn settings(args: &RunArgs) -> Result<Settings> {
@@ -111,6 +124,11 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
     let settings = settings(args)?;
     // The client's writer threads start here, in the current namespace.
     let out = client(args, role)?.map(|(c, s)| (c, Arc::new(s)));
+    // Bound here, before --netns: the endpoint stays in the starting namespace.
+    let listener = args
+        .control
+        .map(|a| std::net::TcpListener::bind(a).with_context(|| format!("--control {a}")))
+        .transpose()?;
     if let Some(ns) = &args.netns {
         inline::netns::enter(ns)?;
     }
@@ -120,24 +138,49 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
     };
     let mut agent = Agent::start(&args.dev, role, &settings, load).context("attaching")?;
     let summaries = Arc::new(Mutex::new(Summaries::default()));
+    let counts = Arc::new(AgentCounters::default());
     if role == Role::Sink {
-        let (streams, summaries, records) = (
+        let (streams, summaries, records, counts) = (
             out.as_ref().map(|o| o.1.clone()),
             summaries.clone(),
             !args.no_records,
+            counts.clone(),
         );
         agent.read_records(move |m| {
+            counts.records_read.fetch_add(1, Ordering::Relaxed);
             summaries
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .observe(&m);
             if let (Some(s), true) = (&streams, records) {
                 if let Err(e) = s.record(&m) {
+                    counts.inject_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, "inject failed");
                 }
             }
         })?;
     }
+    let control = match listener {
+        Some(l) => {
+            let info = AgentInfo {
+                interface: args.dev.clone(),
+                netns: args.netns.clone(),
+                domain: args.collect.as_ref().map(|_| args.domain.clone()),
+            };
+            let config = ControlConfig {
+                token_file: args.control_token_file.clone(),
+                public: args.control_public,
+            };
+            let c = Control::start(l, &agent, info, counts, &config).context("--control")?;
+            eprintln!(
+                "streamgauge inline {}: control API on http://{}",
+                role_name(role),
+                c.local_addr()
+            );
+            Some(c)
+        }
+        None => None,
+    };
     eprintln!(
         "streamgauge inline {}: attached to {} (prog id {})",
         role_name(role),
@@ -149,12 +192,19 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
         .build()?;
     let interval = Duration::from_secs_f64(args.interval.max(0.01));
     rt.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
         let mut tick = tokio::time::interval(interval);
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
+                _ = hup.recv() => match control.as_ref().map(Control::reload_tokens) {
+                    Some(Err(e)) => tracing::error!(error = %e, "SIGHUP: control token file refused, the previous tokens stay in force"),
+                    Some(Ok(())) => tracing::info!("SIGHUP: control token file re-read"),
+                    None => {}
+                },
                 _ = tick.tick() => report(&agent, role, &args.dev, out.as_ref().map(|o| &*o.1), &summaries)?,
             }
         }
@@ -169,6 +219,9 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
         out.as_ref().map(|o| &*o.1),
         &summaries,
     )?;
+    if let Some(c) = control {
+        c.stop();
+    }
     agent.stop().context("detaching")?;
     if let Some((client, _)) = out {
         client.close()?;

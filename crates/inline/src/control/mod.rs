@@ -1,0 +1,260 @@
+//! The agent's HTTP control endpoint (`streamgauge inline source|sink
+//! --control ADDR:PORT`): status and counters, capabilities, and settings
+//! changed at run time, on the project's HTTP stack (`httpkit`), as the
+//! capture daemon's control API. Contract: `spec/inline-control.md`.
+//!
+//! Who may do what is httpkit's rule: with a token file (`--control-token-file`,
+//! the project's format, `httpkit::tokens`) every request needs a bearer
+//! token, and changes need the `control` scope; without one only loopback
+//! callers are served, unless `public` lets other callers read.
+//!
+//! The endpoint reads and writes the program's maps (the same ones `inline
+//! ctl` reaches through the interface), so a change applies from the next
+//! packet. It runs on its own thread with its own runtime, so the caller
+//! need not be async; the listener is bound by the caller (before it moves
+//! into the interface's network namespace, so the endpoint stays
+//! reachable from where the agent was started).
+
+mod api;
+pub mod patch;
+mod views;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+pub use views::{AgentCountersView, Capabilities, KeyView, Status};
+
+use crate::error::ProgramError;
+use crate::maps::ProgramMaps;
+use crate::program::Role;
+use crate::settings::Settings;
+
+/// How the endpoint authenticates.
+#[derive(Debug, Clone, Default)]
+pub struct ControlConfig {
+    /// Token file (`<domain-or-glob> <token> [read,control]`); `None`:
+    /// loopback callers only (and readers from anywhere when `public`).
+    pub token_file: Option<PathBuf>,
+    /// Without a token file, let non-loopback callers read (never change).
+    pub public: bool,
+}
+
+/// What the endpoint reports about the agent besides its maps.
+#[derive(Debug, Clone, Default)]
+pub struct AgentInfo {
+    /// The interface the program is attached to.
+    pub interface: String,
+    /// Its network namespace, when not the agent's own.
+    pub netns: Option<String>,
+    /// Domain of the measurement streams (`None` without `--collect`).
+    pub domain: Option<String>,
+}
+
+/// Counters the agent keeps itself (shared with its record thread).
+#[derive(Debug, Default)]
+pub struct AgentCounters {
+    /// Records read from the sink's ring buffer.
+    pub records_read: AtomicU64,
+    /// Rows the client library refused.
+    pub inject_errors: AtomicU64,
+}
+
+/// Why the endpoint could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The token file could not be used.
+    #[error(transparent)]
+    Tokens(#[from] httpkit::tokens::TokenFileError),
+    /// The listener or the thread failed.
+    #[error("control endpoint: {0}")]
+    Io(#[from] std::io::Error),
+    /// The program's maps could not be opened.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+}
+
+/// State shared by the handlers.
+pub(crate) struct Shared {
+    role: Role,
+    prog_id: u32,
+    info: AgentInfo,
+    /// Read-modify-write of the settings happens under this lock.
+    maps: Mutex<ProgramMaps>,
+    agent: Arc<AgentCounters>,
+    started: Instant,
+}
+
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Source => "source",
+        Role::Sink => "sink",
+    }
+}
+
+impl Shared {
+    fn maps(&self) -> std::sync::MutexGuard<'_, ProgramMaps> {
+        self.maps.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn settings(&self) -> Result<Settings, ProgramError> {
+        Ok(Settings::from_config(&self.maps().config()?))
+    }
+
+    /// Replaces the settings with `f(current)` unless it refuses; the
+    /// program uses them from its next packet.
+    fn update<E>(
+        &self,
+        f: impl FnOnce(&Settings) -> Result<Settings, E>,
+    ) -> Result<Result<Settings, E>, ProgramError> {
+        let maps = self.maps();
+        let current = Settings::from_config(&maps.config()?);
+        match f(&current) {
+            Ok(next) => {
+                maps.set_config(&next.to_config())?;
+                Ok(Ok(next))
+            }
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    fn status(&self) -> Result<Status, ProgramError> {
+        let (settings, counters) = {
+            let maps = self.maps();
+            (Settings::from_config(&maps.config()?), maps.counters()?)
+        };
+        Ok(Status {
+            role: role_name(self.role).into(),
+            interface: self.info.interface.clone(),
+            netns: self.info.netns.clone(),
+            prog_id: self.prog_id,
+            state: if settings.enabled {
+                "running"
+            } else {
+                "paused"
+            }
+            .into(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            settings: patch::to_json(&settings),
+            counters: counters
+                .named(self.role)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            agent: AgentCountersView {
+                records_read: self.agent.records_read.load(Ordering::Relaxed),
+                inject_errors: self.agent.inject_errors.load(Ordering::Relaxed),
+            },
+        })
+    }
+}
+
+/// A running control endpoint; stops on [`Control::stop`] or drop.
+#[derive(Debug)]
+pub struct Control {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    tokens: Option<Arc<httpkit::tokens::TokenFile>>,
+}
+
+impl Control {
+    /// Serves the control API of `agent` on `listener` (bound by the caller).
+    pub fn start(
+        listener: std::net::TcpListener,
+        agent: &crate::Agent,
+        info: AgentInfo,
+        counters: Arc<AgentCounters>,
+        config: &ControlConfig,
+    ) -> Result<Control, ControlError> {
+        let program = agent.program();
+        let shared = Arc::new(Shared {
+            role: program.role(),
+            prog_id: program.prog_id(),
+            info,
+            maps: Mutex::new(program.maps().try_clone()?),
+            agent: counters,
+            started: Instant::now(),
+        });
+        let tokens = match &config.token_file {
+            Some(p) => Some(Arc::new(httpkit::tokens::TokenFile::load(p)?)),
+            None => None,
+        };
+        let http = httpkit::HttpConfig {
+            access: httpkit::Access {
+                authenticator: tokens.clone().map(|t| t as Arc<dyn httpkit::Authenticator>),
+                public: config.public,
+            },
+            ..httpkit::HttpConfig::default()
+        };
+        let app = http.apply(api::router(shared));
+        let addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("sg-inline-control".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::error!(error = %e, "control endpoint listener");
+                            return;
+                        }
+                    };
+                    let shutdown = async {
+                        let _ = rx.await;
+                    };
+                    if let Err(e) = httpkit::serve(listener, app, shutdown).await {
+                        tracing::error!(error = %e, "control endpoint stopped");
+                    }
+                })
+            })?;
+        tracing::info!(%addr, "in-line agent control API listening");
+        Ok(Control {
+            addr,
+            stop: Some(tx),
+            thread: Some(thread),
+            tokens,
+        })
+    }
+
+    /// The address it serves.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Re-reads the token file (SIGHUP); on error the tokens in force stay.
+    pub fn reload_tokens(&self) -> Result<(), httpkit::tokens::TokenFileError> {
+        match &self.tokens {
+            Some(t) => t.reload(),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops serving (requests in flight finish).
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
