@@ -33,6 +33,7 @@ pub(crate) fn content(e: Encoding) -> Content {
 /// `start-time`, `sender-id`, `app-name`, schema 0, schema 1
 /// (`_client_instrumentation`, if this destination reports it), the
 /// destination's streams by index, `content`, empty line.
+#[cfg(test)]
 pub(crate) fn header_bytes(
     id: &Identity,
     encoding: Encoding,
@@ -42,7 +43,15 @@ pub(crate) fn header_bytes(
     header_with_keys(id, encoding, instrumentation, streams, Vec::new())
 }
 
-/// [`header_bytes`] with extension keys (spec §3.2), written after the
+/// The header key offering exact doubles (spec §3.8).
+pub(crate) fn exact_doubles_key() -> (String, String) {
+    (
+        omsp::exact_doubles::KEY.to_owned(),
+        omsp::exact_doubles::OFFER.to_owned(),
+    )
+}
+
+/// The header bytes (see `header_bytes`) with extension keys (spec §3.2), written after the
 /// schemas.
 pub(crate) fn header_with_keys(
     id: &Identity,

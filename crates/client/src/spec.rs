@@ -19,6 +19,13 @@ pub struct ClientSpec {
     pub domain: Option<String>,
     /// Destinations; empty means the reference's default file URI.
     pub destinations: Vec<DestinationSpec>,
+    /// Never offer exact doubles (spec/omsp.md §3.8): binary TCP
+    /// destinations then send only the reference's 30-bit DOUBLE_T and no
+    /// `x-streamgauge-doubles` header key (`--oml-exact-doubles off`; needed
+    /// towards a stock oml2-proxy-server, which refuses unknown keys). By
+    /// default the offer is made and a streamgauge server stores doubles
+    /// exactly; a stock oml2-server ignores it.
+    pub reference_doubles: bool,
     /// Default window for streams not configured explicitly (`--oml-samples`/`--oml-interval`).
     pub default_window: Window,
     /// Seconds between `_client_instrumentation` reports; `None` disables them.

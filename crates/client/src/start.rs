@@ -11,7 +11,7 @@ use crate::client::{Clock, Registry, Shared};
 use crate::clock_report::{clock_schema, ClockReport, CLOCK_STREAM};
 use crate::destination::label;
 use crate::error::ClientError;
-use crate::header::{header_bytes, Identity};
+use crate::header::{exact_doubles_key, header_with_keys, Identity};
 use crate::instrumentation::Instrumentation;
 use crate::layout::{check_streams, streams_for, Indexer};
 use crate::queue::dest::DestQueue;
@@ -80,7 +80,22 @@ pub(crate) fn start(
         let instr_window = crate::instr_window::window_for(dest, spec.default_window);
         let instr_schema =
             instr.then(|| crate::instr_window::schema(crate::header::INSTR_INDEX, instr_window));
-        let header = header_bytes(identity, dest.encoding, instr_schema.as_ref(), &schemas);
+        // Exact doubles (spec §3.8): offered to binary TCP receivers.
+        let exact = !spec.reference_doubles
+            && dest.encoding == crate::spec::Encoding::Binary
+            && matches!(dest.uri, crate::spec::Uri::Tcp { .. });
+        let keys = if exact {
+            vec![exact_doubles_key()]
+        } else {
+            Vec::new()
+        };
+        let header = header_with_keys(
+            identity,
+            dest.encoding,
+            instr_schema.as_ref(),
+            &schemas,
+            keys,
+        );
         let name = label(&dest.uri);
         let queue = Arc::new(DestQueue::new(
             dest.bufsize.max(1),
@@ -101,11 +116,13 @@ pub(crate) fn start(
                         instrumentation: instr_schema.clone(),
                         schemas: schemas.iter().map(|s| (*s).clone()).collect(),
                         answer_timeout: sh.options.backchannel_timeout,
+                        exact_doubles: exact,
                     })
                 }
                 _ => None,
             },
             shared: Arc::clone(sh),
+            exact_doubles: exact,
         };
         match transport::spawn(sink, ctx) {
             Ok(h) => senders.push(h),
@@ -123,6 +140,9 @@ pub(crate) fn start(
             instr,
         );
         output.clock_index = clock.map(|s| s.index);
+        if exact {
+            output.encode_exact_doubles();
+        }
         output.instr_window = crate::instr_window::InstrWindow::new(instr_window);
         output.seq_base = sh.options.first_seq - 1;
         outputs.push(output);

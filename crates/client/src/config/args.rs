@@ -56,6 +56,8 @@ pub struct Options {
     pub overload: Option<OverloadPolicy>,
     /// `--oml-backchannel`, `OML_BACKCHANNEL`.
     pub backchannel: Option<Backchannel>,
+    /// `--oml-exact-doubles`, `OML_EXACT_DOUBLES` (`None`: on).
+    pub exact_doubles: Option<bool>,
     /// `--oml-instr-interval`, resolved: 1 s unless given; `None` = disabled.
     pub instr_interval: Option<Duration>,
     /// `--oml-clock-interval`, `OML_CLOCK_INTERVAL`, resolved: 60 s unless
@@ -89,6 +91,7 @@ impl Default for Options {
             bufsize: None,
             overload: None,
             backchannel: None,
+            exact_doubles: None,
             instr_interval: Some(DEFAULT_INSTR_INTERVAL),
             clock_interval: Some(DEFAULT_CLOCK_INTERVAL),
             log_file: None,
@@ -268,6 +271,7 @@ impl Options {
             }
             Key::Overload => self.overload = Some(policy(&v, origin)?),
             Key::Backchannel => self.backchannel = Some(backchannel(&v, origin)?),
+            Key::ExactDoubles => self.exact_doubles = Some(on_off(&v, origin)?),
             // As liboml2: 0 or anything unreadable disables the reports.
             Key::InstrInterval => {
                 self.instr_interval = value::parse_seconds(&v).filter(|d| !d.is_zero())
@@ -340,6 +344,11 @@ impl Options {
                 self.backchannel = Some(backchannel(&v, Origin::Env(n.into()))?);
             }
         }
+        if self.exact_doubles.is_none() {
+            if let Some((n, v)) = get(&["OML_EXACT_DOUBLES"]) {
+                self.exact_doubles = Some(on_off(&v, Origin::Env(n.into()))?);
+            }
+        }
         self.warnings.extend(warnings);
         Ok(())
     }
@@ -405,6 +414,7 @@ impl Options {
             domain,
             destinations,
             default_window,
+            reference_doubles: self.exact_doubles == Some(false),
             instr_interval: self.instr_interval,
             clock_interval: self.clock_interval,
             log_file: self.log_file,
@@ -435,6 +445,14 @@ fn deprecated_env(name: &str, instead: &str) -> String {
 
 fn backchannel(v: &str, origin: Origin) -> Result<Backchannel, ConfigError> {
     value::parse_backchannel(v).ok_or_else(|| invalid(origin, v, value::BACKCHANNEL_SYNTAX))
+}
+
+fn on_off(v: &str, origin: Origin) -> Result<bool, ConfigError> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(invalid(origin, v, "`on` or `off`")),
+    }
 }
 
 fn policy(v: &str, origin: Origin) -> Result<OverloadPolicy, ConfigError> {

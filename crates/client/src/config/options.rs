@@ -17,6 +17,7 @@ pub(crate) enum Key {
     Bufsize,
     Overload,
     Backchannel,
+    ExactDoubles,
     InstrInterval,
     ClockInterval,
     LogFile,
@@ -151,6 +152,17 @@ pub static OPTIONS: &[OptionDef] = &[
              change sampling, streams, filters or pause the destination. Only towards a \
              streamgauge server or proxy (a stock oml2-server ignores it; a stock \
              oml2-proxy-server rejects it). Overrides the configuration file.",
+        ),
+    OptionDef::new("--oml-exact-doubles", Some("MODE"), Key::ExactDoubles)
+        .env(&["OML_EXACT_DOUBLES"])
+        .default("on")
+        .help(
+            "streamgauge extension for binary TCP destinations: `on` offers the receiver \
+             exact doubles (header key `x-streamgauge-doubles`); a streamgauge server \
+             confirms and stores every double exactly, a stock oml2-server ignores the \
+             offer and gets the reference's 30-bit encoding as before. `off` never offers \
+             them: use it towards a stock oml2-proxy-server, which rejects unknown header \
+             keys.",
         ),
     OptionDef::new("--oml-instr-interval", Some("SECONDS"), Key::InstrInterval)
         .default("1")

@@ -60,6 +60,28 @@ impl Chunk {
         });
     }
 
+    /// Rewrites the tuples not yet written with their scalar doubles as the
+    /// reference encodes them (for a receiver that has not confirmed exact
+    /// doubles, spec §3.8). On error the chunk is unchanged.
+    pub(crate) fn rewrite_reference_doubles(&mut self) -> Result<(), omsp::binary::TranscodeError> {
+        let mut out = Vec::with_capacity(self.bytes.len());
+        out.extend_from_slice(&self.bytes[..self.offset]);
+        let mut lens = Vec::with_capacity(self.tuples.len() - self.first);
+        let mut at = self.offset;
+        for t in &self.tuples[self.first..] {
+            let end = at + t.len as usize;
+            let start = out.len();
+            omsp::binary::to_reference(&self.bytes[at..end], &mut out)?;
+            lens.push((out.len() - start) as u32);
+            at = end;
+        }
+        for (t, len) in self.tuples[self.first..].iter_mut().zip(lens) {
+            t.len = len;
+        }
+        self.bytes = out;
+        Ok(())
+    }
+
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.tuples.clear();

@@ -4,6 +4,7 @@
 //! them; it never encodes. A slow or dead destination therefore only fills
 //! its own queue, where its overload policy applies.
 
+mod doubles;
 mod file;
 mod session;
 mod tcp;
@@ -65,6 +66,9 @@ pub(crate) struct SenderCtx {
     pub(crate) session: Option<SessionSpec>,
     /// Wakes the writer (a control message arrived).
     pub(crate) shared: Arc<Shared>,
+    /// The header offers exact doubles (spec §3.8) and the writer encodes
+    /// them: chunks are rewritten for a receiver that does not confirm.
+    pub(crate) exact_doubles: bool,
 }
 
 /// What a resumable session (spec §3.6) needs to rebuild its header.
@@ -83,6 +87,8 @@ pub(crate) struct SessionSpec {
     /// How long to wait for the resume line before treating the receiver
     /// as one that does not speak the extension.
     pub(crate) answer_timeout: Duration,
+    /// Offer exact doubles in every header (spec §3.8).
+    pub(crate) exact_doubles: bool,
 }
 
 /// Starts the sender thread of one destination.

@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 
 use omsp::Schema;
 
+use super::doubles::ExactDoubles;
 use super::{SenderCtx, SessionSpec};
-use crate::header::header_with_keys;
+use crate::header::{exact_doubles_key, header_with_keys};
 use crate::queue::dest::ControlMsg;
 use crate::spec::Backchannel;
 
@@ -73,6 +74,8 @@ pub(super) struct Session<'a> {
     ever_answered: bool,
     /// A partial back-channel line.
     line: Vec<u8>,
+    /// Exact doubles on this connection (spec §3.8).
+    pub(super) doubles: ExactDoubles,
 }
 
 impl<'a> Session<'a> {
@@ -87,6 +90,7 @@ impl<'a> Session<'a> {
             answering: false,
             ever_answered: false,
             line: Vec::new(),
+            doubles: ExactDoubles::new(spec.exact_doubles),
         }
     }
 
@@ -142,6 +146,9 @@ impl<'a> Session<'a> {
         ];
         if s.mode == Backchannel::Feedback {
             keys.push(("x-streamgauge-feedback".to_owned(), "1".to_owned()));
+        }
+        if s.exact_doubles {
+            keys.push(exact_doubles_key());
         }
         let schemas: Vec<&Schema> = s.schemas.iter().chain(&self.declared).collect();
         header_with_keys(
@@ -279,6 +286,37 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Before the first data of a connection: handles the lines buffered
+    /// with the resume line, then reads until the receiver confirms exact
+    /// doubles or the wait is over (spec §3.8).
+    pub(super) fn wait_exact(
+        &mut self,
+        stream: &mut TcpStream,
+        ctx: &SenderCtx,
+    ) -> Result<(), Broken> {
+        self.lines(ctx)?;
+        let mut b = [0u8; 4096];
+        while self.doubles.waiting() {
+            let left = self.doubles.left().max(Duration::from_millis(1));
+            stream
+                .set_read_timeout(Some(left))
+                .map_err(|e| Broken::Error(e.to_string()))?;
+            match stream.read(&mut b) {
+                Ok(0) => return Err(Broken::Closed),
+                Ok(n) => {
+                    self.line.extend_from_slice(&b[..n]);
+                    self.lines(ctx)?;
+                }
+                Err(e) if is_wait(&e) => {}
+                Err(e) => return Err(Broken::Error(e.to_string())),
+            }
+        }
+        self.doubles.stop_waiting();
+        stream
+            .set_read_timeout(None)
+            .map_err(|e| Broken::Error(e.to_string()))
+    }
+
     /// Waits up to `wait` for the receiver's last acks after the sender
     /// shut its side down; true if everything was acknowledged.
     pub(super) fn drain_acks(
@@ -323,6 +361,10 @@ impl<'a> Session<'a> {
     }
 
     fn line_in(&mut self, text: &str, ctx: &SenderCtx) -> Result<(), Broken> {
+        if self.doubles.line_in(text) {
+            tracing::debug!(destination = %ctx.label, "receiver confirmed exact doubles");
+            return Ok(());
+        }
         let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
         let malformed = || Broken::Error(format!("malformed back-channel line {text:?}"));
         match word {

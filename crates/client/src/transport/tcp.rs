@@ -32,6 +32,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use super::doubles::{ExactDoubles, WAIT};
 use super::session::{Answer, Broken, Session};
 use super::{give_up, mark_written, CloseClock, SenderCtx, IDLE_WAIT};
 use crate::queue::dest::{Chunk, Take};
@@ -133,6 +134,8 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
     let mut replay = ctx.header.clone();
     // Or a resumable session (back-channel).
     let mut session = ctx.session.as_ref().map(Session::new);
+    // Exact doubles of a base-protocol connection (a session has its own).
+    let mut doubles = ExactDoubles::new(ctx.exact_doubles);
     let mut conn: Option<TcpStream> = None;
     let mut backoff = Backoff::new();
     let mut current: Option<Chunk> = None;
@@ -156,7 +159,11 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
             }
             conn = match session.as_mut() {
                 Some(s) => connect_session(&target, &ctx, s, &mut backoff, &mut clock),
-                None => connect(&target, &ctx, &mut replay, &mut backoff, &mut clock),
+                None => {
+                    let c = connect(&target, &ctx, &mut replay, &mut backoff, &mut clock);
+                    doubles.connecting();
+                    c
+                }
             };
             last_check = Instant::now();
             continue;
@@ -187,6 +194,9 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                 Take::Chunk(c) => current.insert(c),
                 Take::Finished => {
                     let Some(s) = session.as_mut().filter(|s| s.answering()) else {
+                        if session.is_none() && doubles.answer_pending() {
+                            read_to_end(stream, &mut doubles, WAIT);
+                        }
                         return;
                     };
                     // The receiver acknowledges once more after our end of
@@ -210,7 +220,7 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                     }
                     if last_check.elapsed() >= LIVENESS_EVERY {
                         last_check = Instant::now();
-                        if peer_closed(stream) {
+                        if peer_closed(stream, &mut doubles) {
                             tracing::info!(destination = %ctx.label, "server closed the connection; reconnecting");
                             conn = None;
                         }
@@ -221,10 +231,33 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
         };
         if session.is_none() && last_check.elapsed() >= BUSY_LIVENESS_EVERY {
             last_check = Instant::now();
-            if peer_closed(stream) {
+            if peer_closed(stream, &mut doubles) {
                 tracing::info!(destination = %ctx.label, "server closed the connection; reconnecting");
                 conn = None;
                 continue;
+            }
+        }
+        // Exact doubles (spec §3.8): the first data waits briefly for the
+        // receiver's confirmation; without it the chunk is rewritten in the
+        // reference encoding.
+        match session.as_mut() {
+            Some(s) => {
+                if s.doubles.waiting() {
+                    if let Err(b) = s.wait_exact(stream, &ctx) {
+                        lost(&ctx, &b);
+                        s.disconnected();
+                        conn = None;
+                        backoff.failed();
+                        continue;
+                    }
+                }
+                s.doubles.prepare(c, &ctx.label);
+            }
+            None => {
+                if doubles.waiting() {
+                    doubles.wait_base(stream);
+                }
+                doubles.prepare(c, &ctx.label);
             }
         }
         let log = match session.as_mut() {
@@ -389,6 +422,7 @@ fn connect_session(
         backoff.failed();
         return None;
     }
+    session.doubles.connecting();
     match session.handshake(&mut s, ctx) {
         Ok(Answer::ResumeAt(at)) => {
             if write_bytes(&mut s, session.kept_from(at), ctx, clock).is_err() {
@@ -435,16 +469,42 @@ fn is_retry(e: &io::Error) -> bool {
 }
 
 /// True if the server has closed the connection (end of file or error on a
-/// non-blocking read; a server never sends data).
-fn peer_closed(s: &mut TcpStream) -> bool {
+/// non-blocking read). The only thing a server sends without a
+/// back-channel is the exact-doubles confirmation, handed to `doubles`.
+fn peer_closed(s: &mut TcpStream, doubles: &mut ExactDoubles) -> bool {
     if s.set_nonblocking(true).is_err() {
         return true;
     }
     let mut b = [0u8; 64];
     let closed = match s.read(&mut b) {
         Ok(0) => true,
-        Ok(_) => false,
+        Ok(n) => {
+            doubles.feed(&b[..n]);
+            false
+        }
         Err(e) => e.kind() != io::ErrorKind::WouldBlock,
     };
     closed || s.set_nonblocking(false).is_err()
+}
+
+/// Ends a base-protocol connection whose receiver may still write the
+/// exact-doubles confirmation: closing with unread input would reset the
+/// connection and discard what the kernel has not sent yet, so the sender
+/// shuts its side down and reads until the server closes (at most `wait`).
+fn read_to_end(s: &mut TcpStream, doubles: &mut ExactDoubles, wait: Duration) {
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + wait;
+    let mut b = [0u8; 256];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match s.read(&mut b) {
+            Ok(0) => return,
+            Ok(n) => doubles.feed(&b[..n]),
+            Err(e) if is_retry(&e) => {}
+            Err(_) => return,
+        }
+    }
 }

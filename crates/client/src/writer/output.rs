@@ -64,6 +64,13 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// Scalar doubles and timestamps as DOUBLE64_T from now on (spec §3.8:
+    /// the sender rewrites them for a receiver that does not confirm).
+    pub(crate) fn encode_exact_doubles(&mut self) {
+        self.encoder
+            .set_doubles(omsp::binary::DoubleEncoding::Exact);
+    }
+
     pub(crate) fn new(
         label: String,
         queue: Arc<DestQueue>,
