@@ -272,7 +272,7 @@ fn retention_drops_old_partitions_and_ingest_goes_on() {
 }
 
 #[test]
-fn a_server_without_partman_in_new_databases_is_refused_at_start() {
+fn without_partman_in_new_databases_a_plain_role_is_refused_a_superuser_creates_it() {
     if !partman() {
         return;
     }
@@ -297,6 +297,28 @@ fn a_server_without_partman_in_new_databases_is_refused_at_start() {
     // A domain database without the extension, which `oml` may not create.
     let err = PgStore::open(&opts, &domain).unwrap_err().to_string();
     assert!(err.contains("pg_partman"), "{err}");
+    // A superuser server creates it there, and partitions.
+    let superuser = PgOptions {
+        user: "postgres".into(),
+        ..options(None)
+    };
+    let mut db = PgStore::open(&superuser, &domain).unwrap();
+    db.ensure_start_time(now()).unwrap();
+    let t = db
+        .register_schema(&Schema::parse("1 su_m x:int32 y:double").unwrap())
+        .unwrap();
+    write(&mut db, t, 1..=10, 1.0, 10);
+    drop(db);
+    // The tables are the superuser's: read them as the superuser.
+    let mut c = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(shared().port)
+        .user("postgres")
+        .dbname(&domain)
+        .connect(postgres::NoTls)
+        .unwrap();
+    assert_eq!(rows(&mut c, "su_m"), expected(1..=10));
+    assert_eq!(partitions(&mut c, "su_m")["su_m_p0"], 10);
 }
 
 /// A server partitioning new stream tables, optionally with the HTTP API.

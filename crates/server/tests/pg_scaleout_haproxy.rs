@@ -10,61 +10,13 @@ mod util;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgtemp::{shared, unique_domain};
 use server::metrics::CloseReason;
-use util::{at_once, join, one_to, seqs, server, Client, Listening};
+use util::{at_once, haproxy, join, one_to, seqs, server, Client, Haproxy};
 
 const ROWS: u64 = 5_000;
-
-/// The haproxy binary; `None` is a recorded skip (a failure under CI).
-fn haproxy() -> Option<PathBuf> {
-    let found = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    if found.is_none() {
-        testkit::skip(
-            "haproxy is not installed (Debian package haproxy; scripts/setup.sh installs it)",
-        );
-    }
-    found
-}
-
-/// HAProxy in the foreground with the documented TCP-mode frontend,
-/// round-robin over `backends` (the documented `balance source` would send
-/// every loopback client to one server), stopped when dropped.
-struct Haproxy {
-    /// The process and its frontend address.
-    proc: Listening,
-    /// Holds the configuration file.
-    _dir: tempfile::TempDir,
-}
-
-impl Haproxy {
-    fn start(bin: &PathBuf, backends: &[SocketAddr]) -> Haproxy {
-        let dir = tempfile::tempdir().unwrap();
-        let port = util::free_port();
-        let mut cfg = format!(
-            "global\n    maxconn 1000\n\
-             defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\
-             frontend omsp\n    bind 127.0.0.1:{port}\n    default_backend collectors\n\
-             backend collectors\n    balance roundrobin\n"
-        );
-        for (i, b) in backends.iter().enumerate() {
-            cfg.push_str(&format!("    server c{i} {b}\n"));
-        }
-        let path = dir.path().join("haproxy.cfg");
-        std::fs::write(&path, cfg).unwrap();
-        let mut cmd = Command::new(bin);
-        cmd.arg("-db").arg("-f").arg(&path);
-        let proc = Listening::spawn(cmd, port);
-        Haproxy { proc, _dir: dir }
-    }
-}
 
 fn clients(addr: SocketAddr, domain: &str, prefix: &str, n: usize) -> Vec<Client> {
     (0..n)

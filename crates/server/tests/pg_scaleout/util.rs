@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
@@ -196,5 +197,51 @@ impl Drop for Listening {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The haproxy binary; `None` is a recorded skip (a failure under CI).
+pub fn haproxy() -> Option<PathBuf> {
+    let found = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    if found.is_none() {
+        testkit::skip(
+            "haproxy is not installed (Debian package haproxy; scripts/setup.sh installs it)",
+        );
+    }
+    found
+}
+
+/// HAProxy in the foreground with the documented TCP-mode frontend,
+/// round-robin over `backends` (the documented `balance source` would send
+/// every loopback client to one server), stopped when dropped.
+pub struct Haproxy {
+    /// The process and its frontend address.
+    pub proc: Listening,
+    /// Holds the configuration file.
+    _dir: tempfile::TempDir,
+}
+
+impl Haproxy {
+    pub fn start(bin: &PathBuf, backends: &[SocketAddr]) -> Haproxy {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut cfg = format!(
+            "global\n    maxconn 1000\n\
+             defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\
+             frontend omsp\n    bind 127.0.0.1:{port}\n    default_backend collectors\n\
+             backend collectors\n    balance roundrobin\n"
+        );
+        for (i, b) in backends.iter().enumerate() {
+            cfg.push_str(&format!("    server c{i} {b}\n"));
+        }
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, cfg).unwrap();
+        let mut cmd = Command::new(bin);
+        cmd.arg("-db").arg("-f").arg(&path);
+        let proc = Listening::spawn(cmd, port);
+        Haproxy { proc, _dir: dir }
     }
 }

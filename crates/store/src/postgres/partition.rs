@@ -328,8 +328,11 @@ impl PgStore {
 
     fn maintain(&mut self, partman: &str, p: &Partitioning, full: bool) -> Result<(), StoreError> {
         let parents = self.retry(|s| parents(&mut s.client, partman))?;
+        // One table failing (a lock not granted in time) does not hold
+        // back the others; the first error is reported.
+        let mut first_err = None;
         for parent in parents.iter().filter(|t| full || t.short()) {
-            self.locked(|s| {
+            let res = self.locked(|s| {
                 s.client
                     .batch_execute(&format!("SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))?;
                 empty_default(&mut s.client, partman, parent)?;
@@ -340,15 +343,16 @@ impl PgStore {
                     &[&parent.name],
                 )?;
                 Ok(())
-            })?;
+            });
+            first_err = first_err.or(res.err());
         }
         if let (true, Some(keep), Some(start)) = (full, p.retention, self.start_time) {
             let horizon = horizon(keep, start);
             for parent in &parents {
-                self.expire(parent, horizon)?;
+                first_err = first_err.or(self.expire(parent, horizon).err());
             }
         }
-        Ok(())
+        first_err.map_or(Ok(()), Err)
     }
 
     /// Drops the children of `parent` whose rows are all older than
