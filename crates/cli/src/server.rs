@@ -78,6 +78,12 @@ pub struct ServerArgs {
     /// Column type of uint64 and guid fields in new PostgreSQL tables: 'numeric' (NUMERIC(20,0), exact) or 'bigint' (the reference's BIGINT; values from 2^63 stored as negative two's complement; see docs/storage.md) [default: numeric].
     #[arg(long, value_name = "LAYOUT", value_parser = parse_uint64_layout)]
     pub pg_uint64: Option<::store::postgres::Uint64Layout>,
+    /// Partition new PostgreSQL stream tables with pg_partman, ROWS ids (oml_tuple_id) per partition; needs the pg_partman extension (see docs/scale-out.md) [default: off].
+    #[arg(long, value_name = "ROWS", value_parser = parse_partition_rows)]
+    pub pg_partition: Option<i64>,
+    /// With --pg-partition: drop a partition once all its rows are older than this ('30d', '12h', '90m', '3600s' or seconds) [default: keep everything].
+    #[arg(long, value_name = "DURATION", value_parser = parse_retention)]
+    pub pg_retention: Option<Duration>,
     /// Program told about database events (must print 'OML HOOK READY').
     #[arg(short = 'H', long, value_name = "PROGRAM")]
     pub event_hook: Option<PathBuf>,
@@ -275,8 +281,61 @@ impl ServerArgs {
                 (None, Some(v)) => parse_uint64_layout(v).map_err(anyhow::Error::msg)?,
                 (None, None) => defaults.uint64,
             },
+            partition: self.partitioning(file)?,
             ..defaults
         })
+    }
+
+    /// `--pg-partition` and `--pg-retention` over the file's keys.
+    fn partitioning(&self, file: &FileConfig) -> Result<Option<::store::postgres::Partitioning>> {
+        let rows = match (self.pg_partition, file.get("pg-partition")) {
+            (Some(r), _) => Some(r),
+            (None, Some(v)) => Some(parse_partition_rows(v).map_err(anyhow::Error::msg)?),
+            (None, None) => None,
+        };
+        let retention = match (self.pg_retention, file.get("pg-retention")) {
+            (Some(d), _) => Some(d),
+            (None, Some(v)) => Some(parse_retention(v).map_err(anyhow::Error::msg)?),
+            (None, None) => None,
+        };
+        match (rows, retention) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => anyhow::bail!("--pg-retention needs --pg-partition"),
+            (Some(rows), retention) => Ok(Some(::store::postgres::Partitioning {
+                retention,
+                ..::store::postgres::Partitioning::new(rows)
+            })),
+        }
+    }
+}
+
+/// Ids per partition (`--pg-partition`): a whole number of at least 1000.
+fn parse_partition_rows(v: &str) -> std::result::Result<i64, String> {
+    match v.trim().parse::<i64>() {
+        Ok(n) if n >= 1000 => Ok(n),
+        _ => Err(format!("{v:?}: want a number of rows, at least 1000")),
+    }
+}
+
+/// `30d`, `12h`, `90m`, `3600s` or a number of seconds (`--pg-retention`).
+fn parse_retention(v: &str) -> std::result::Result<Duration, String> {
+    let t = v.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => 0,
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && scale > 0 => Ok(Duration::from_secs(n.saturating_mul(scale))),
+        _ => Err(format!(
+            "{v:?}: want a duration such as 30d, 12h, 90m, 3600s"
+        )),
     }
 }
 
@@ -345,4 +404,22 @@ pub fn run(args: &ServerArgs) -> Result<bool> {
         server.shutdown().await;
         Ok(true)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_flags_parse() {
+        assert_eq!(parse_retention("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_retention("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_retention("3600"), Ok(Duration::from_secs(3600)));
+        assert!(parse_retention("0s").is_err());
+        assert!(parse_retention("5w").is_err());
+        assert!(parse_retention("d").is_err());
+        assert_eq!(parse_partition_rows("1000000"), Ok(1_000_000));
+        assert!(parse_partition_rows("10").is_err());
+        assert!(parse_partition_rows("x").is_err());
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
-//! `pg-user`, `pg-pass`, `pg-connect`, `auth-file`, `auth-required`,
+//! `pg-user`, `pg-pass`, `pg-connect`, `pg-uint64`, `pg-partition`,
+//! `pg-retention`, `auth-file`, `auth-required`,
 //! `tls-cert`, `tls-key`, `tls-required`, `user`, `group`, `feedback-rules`,
 //! `max-connections`, `max-connections-per-source`, `max-domains`,
 //! `max-header-bytes`, `max-domain-queue-bytes`; `auth-required` and `tls-required`
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 33] = [
+pub const KEYS: [&str; 35] = [
     "listen",
     "bind",
     "data-dir",
@@ -37,6 +38,8 @@ pub const KEYS: [&str; 33] = [
     "pg-pass",
     "pg-connect",
     "pg-uint64",
+    "pg-partition",
+    "pg-retention",
     "user",
     "group",
     "feedback-rules",
