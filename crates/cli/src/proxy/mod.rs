@@ -103,6 +103,12 @@ pub struct ProxyArgs {
     /// Token file for the control endpoint ('<pattern> <token> <scopes>' lines, see `streamgauge server --help`): 'read' may GET /status, 'control' may pause and resume. Without it only loopback clients may use the endpoint, and the reference's line protocol works.
     #[arg(long, value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
+    /// Serve at most N client connections at once; more are closed unread, counted in the status document (connections.refused) and logged once per 10 s.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Serve at most N client connections at once from one address (a NAT counts as one).
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_source: u32,
     /// Name of this proxy in upstream session ids [default: generated once and
     /// kept in the journal directory].
     #[arg(long, value_name = "ID")]
@@ -213,6 +219,8 @@ impl ProxyArgs {
         c.control = parse_control(&self.control)?;
         c.auth_file = self.auth_file.clone();
         c.proxy_id = self.proxy_id.clone();
+        c.max_connections = self.max_connections as usize;
+        c.max_connections_per_source = self.max_connections_per_source as usize;
         c.validate().map_err(anyhow::Error::msg)?;
         Ok(c)
     }
