@@ -1,7 +1,11 @@
-//! Runs: a saved configuration applied to one or more capture daemons.
+//! Runs: a saved configuration applied to one or more capture daemons,
+//! or to in-line agents.
 //!
-//! Each device of a run goes through the capture session life cycle on
-//! that device (created → running ⇄ paused → stopped, or failed). The
+//! Each capture device of a run goes through the capture session life
+//! cycle on that device (created → running ⇄ paused → stopped, or
+//! failed). An in-line agent goes through the same states by its
+//! settings ([`crate::devices::inline`]): `start` applies the
+//! configuration's settings and switches instrumentation on. The
 //! manager records a device as `running` only when the device answered
 //! that its session runs. A device that does not answer is retried
 //! ([`ATTEMPTS`] attempts, waits doubling from the configured back-off)
@@ -16,10 +20,11 @@ use serde_json::{json, Value};
 
 use crate::app::App;
 use crate::db::configs::Config;
+use crate::db::devices::Kind;
 use crate::db::experiments::Experiment;
 use crate::db::runs::{self, Run, RunDevice};
 use crate::db::{devices, Db};
-use crate::devices::{blocking, capture, DeviceError};
+use crate::devices::{blocking, capture, inline, DeviceError};
 
 /// Attempts per device request before it is marked failed.
 pub const ATTEMPTS: u32 = 3;
@@ -171,9 +176,30 @@ pub async fn act(
             }));
             continue;
         };
-        let ctl = capture::ctl(app, &device);
         let rd = rd.clone();
         let backoff = app.config.retry_backoff;
+        if device.kind == Kind::Inline {
+            let client = crate::devices::client(app, &device);
+            let settings = config.session.clone();
+            let was = rd.created_on_device;
+            tasks.spawn(async move {
+                if action == Action::Stop && !was {
+                    let never = Ok(json!({"state": "stopped", "reason": "never started"}));
+                    return outcome(rd.device, action, never, false);
+                }
+                let answer = blocking(move || {
+                    retrying(backoff, || match action {
+                        Action::Start => inline::start(&client, &settings),
+                        other => inline::action(&client, other.as_str()),
+                    })
+                })
+                .await;
+                let applied = was || (action == Action::Start && answer.is_ok());
+                outcome(rd.device, action, answer, applied)
+            });
+            continue;
+        }
+        let ctl = capture::ctl(app, &device);
         let domain = exp.domain.clone();
         let archive = config
             .storage
@@ -208,20 +234,7 @@ pub async fn act(
                 Err(e) => (Err(e), created),
             };
             created = was_created;
-            match answer {
-                Ok(v) => Outcome {
-                    device,
-                    state: v["state"].as_str().unwrap_or("failed").to_owned(),
-                    reason: v["reason"].as_str().map(str::to_owned),
-                    created,
-                },
-                Err(e) => Outcome {
-                    device,
-                    state: "failed".into(),
-                    reason: Some(format!("{} failed: {e}", action.as_str())),
-                    created,
-                },
-            }
+            outcome(device, action, answer, created)
         });
     }
     let mut outcomes = Vec::new();
@@ -229,6 +242,29 @@ pub async fn act(
         outcomes.push(o.map_err(|e| ApiError::internal(format!("device task: {e}")))?);
     }
     record(&app.db, run.id, action.as_str(), &outcomes)
+}
+
+/// The outcome of `action` on `device` from the device's answer.
+fn outcome(
+    device: i64,
+    action: Action,
+    answer: Result<Value, DeviceError>,
+    created: bool,
+) -> Outcome {
+    match answer {
+        Ok(v) => Outcome {
+            device,
+            state: v["state"].as_str().unwrap_or("failed").to_owned(),
+            reason: v["reason"].as_str().map(str::to_owned),
+            created,
+        },
+        Err(e) => Outcome {
+            device,
+            state: "failed".into(),
+            reason: Some(format!("{} failed: {e}", action.as_str())),
+            created,
+        },
+    }
 }
 
 fn record(db: &Db, run: i64, what: &str, outcomes: &[Outcome]) -> ApiResult<Run> {
@@ -262,6 +298,19 @@ pub async fn status(app: &Arc<App>, run: &Run) -> ApiResult<(Run, Vec<Value>)> {
             let Some(d) = device.filter(|_| rd.created_on_device) else {
                 return (rd.clone(), None, None);
             };
+            if d.kind == Kind::Inline {
+                // The agent's counters; its state stays the run's (a run
+                // that stopped leaves the agent paused).
+                let client = crate::devices::client(&app2, &d);
+                return match blocking(move || inline::status(&client)).await {
+                    Ok(v) => {
+                        let view = json!({"state": rd.state, "reason": rd.reason,
+                                          "counters": inline::as_session(&v)[0]["counters"]});
+                        (rd, Some(view), None)
+                    }
+                    Err(e) => (rd, None, Some(e.to_string())),
+                };
+            }
             let ctl = capture::ctl(&app2, &d);
             let session = rd.session.clone();
             let r = blocking(move || capture::read(&ctl, &session, "status")).await;

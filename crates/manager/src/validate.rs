@@ -1,8 +1,12 @@
-//! Validation of a capture configuration before it is saved: the session
-//! is parsed and checked by the capture crate's own `SessionConfig`
-//! validator (the daemon runs the same code), then against the chosen
-//! device's capabilities and policy as it last answered them. Every
-//! problem is reported by the dotted path of its field.
+//! Validation of a configuration before it is saved: for a capture
+//! daemon, the session is parsed and checked by the capture crate's own
+//! `SessionConfig` validator (the daemon runs the same code), then against
+//! the chosen device's capabilities and policy as it last answered them;
+//! for an in-line agent, its settings are checked against its
+//! capabilities ([`inline`]). Every problem is reported by the dotted path
+//! of its field.
+
+mod inline;
 
 use std::collections::BTreeMap;
 
@@ -36,11 +40,18 @@ pub fn config(input: &ConfigInput, device: Option<&Device>) -> Fields {
         None => {
             bad.insert("device".into(), format!("no device {}", input.device));
         }
+        Some(d) if d.kind == Kind::Inline => {
+            if !input.metadata.is_null() && !input.metadata.is_object() {
+                bad.insert("metadata".into(), "must be a JSON object".into());
+            }
+            inline::settings(input, &d.capabilities, &mut bad);
+            return bad;
+        }
         Some(d) if d.kind != Kind::Capture => {
             bad.insert(
                 "device".into(),
                 format!(
-                    "device {} is a {} device, not a capture daemon",
+                    "device {} is a {} device, not a capture daemon or an in-line agent",
                     d.name,
                     d.kind.as_str()
                 ),

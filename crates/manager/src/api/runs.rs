@@ -69,7 +69,7 @@ pub async fn create(
     for d in &unique {
         let dev = app.db.with(|c| devices::get(c, *d))?;
         match dev {
-            Some(dev) if dev.kind == Kind::Capture => {
+            Some(dev) if matches!(dev.kind, Kind::Capture | Kind::Inline) => {
                 let input = configs::ConfigInput {
                     name: config.name.clone(),
                     device: dev.id,
@@ -92,7 +92,10 @@ pub async fn create(
             Some(dev) => {
                 return Err(invalid(
                     "devices",
-                    format!("device {} is not a capture daemon", dev.name),
+                    format!(
+                        "device {} is not a capture daemon or an in-line agent",
+                        dev.name
+                    ),
                 ))
             }
             None => return Err(invalid("devices", format!("no device {d}"))),
@@ -220,6 +223,9 @@ async fn from_devices(
             out.push((rd.device, rd.session.clone(), Err("device deleted".into())));
             continue;
         };
+        if d.kind == Kind::Inline {
+            continue; // an in-line agent keeps no session log or files
+        }
         let ctl = capture::ctl(app, &d);
         let s = rd.session.clone();
         let r = blocking(move || capture::read(&ctl, &s, what)).await;

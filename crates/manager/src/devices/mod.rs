@@ -1,8 +1,7 @@
 //! Talking to devices through their HTTP APIs, one module per kind:
-//! [`capture`] (capture daemons, through the capture crate's `CtlClient`)
-//! and [`collector`] (collection servers' query API). In-line agents are
-//! probed like capture daemons (`GET /api/v1/capabilities`) for
-//! reachability; the agent's control endpoint is its own issue.
+//! [`capture`] (capture daemons, through the capture crate's `CtlClient`),
+//! [`inline`] (in-line agents' control endpoint, spec/inline-control.md)
+//! and [`collector`] (collection servers' query API).
 //!
 //! The clients are blocking (the project's `httpkit` client); async code
 //! calls them through [`blocking`]. Bodies that must stream (file
@@ -11,6 +10,7 @@
 pub mod capture;
 pub mod collector;
 pub mod credentials;
+pub mod inline;
 
 use std::time::Instant;
 
@@ -89,7 +89,8 @@ pub async fn blocking<T: Send + 'static>(
 pub struct Probe {
     /// Its capabilities (capture: `/api/v1/capabilities`; collector: `{"domains": …}`).
     pub capabilities: serde_json::Value,
-    /// Capture daemons: its sessions with their counters.
+    /// Capture daemons: its sessions with their counters; in-line agents:
+    /// the agent as one session ([`inline::as_session`]).
     pub sessions: Option<serde_json::Value>,
     /// Round trip of the first request.
     pub latency_ms: f64,
@@ -107,7 +108,7 @@ pub async fn probe(app: &App, d: &Device) -> Result<Probe, DeviceError> {
                 let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
                 let sessions = match kind {
                     Kind::Capture => Some(json(&client.get("/api/v1/sessions")?)?),
-                    _ => None,
+                    _ => Some(inline::as_session(&inline::status(&client)?)),
                 };
                 Ok(Probe {
                     capabilities: caps,

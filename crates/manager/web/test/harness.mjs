@@ -255,3 +255,49 @@ export function packetFileKind(buf) {
 }
 
 export { readFileSync };
+
+/**
+ * Two namespaces joined by a veth pair for the in-line agents, over IPv6:
+ * `a` (fd00:78::1 on `va`, where the source instruments) and `b`
+ * (fd00:78::2 on `vb`, where the sink records). Addresses are usable at
+ * once (no duplicate address detection).
+ */
+export function makeNetns6(tag) {
+  const a = `sgw-ina-${tag}`;
+  const b = `sgw-inb-${tag}`;
+  const sh = (...args) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
+  const cleanup = () => {
+    for (const n of [a, b]) {
+      try {
+        execFileSync("ip", ["netns", "del", n], { stdio: "ignore" });
+      } catch {
+        // not there
+      }
+    }
+  };
+  cleanup();
+  try {
+    for (const n of [a, b]) {
+      sh("netns", "add", n);
+      sh("netns", "exec", n, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0");
+      sh("-n", n, "link", "set", "lo", "up");
+    }
+    sh("-n", a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", b);
+    sh("-n", a, "addr", "add", "fd00:78::1/64", "dev", "va", "nodad");
+    sh("-n", b, "addr", "add", "fd00:78::2/64", "dev", "vb", "nodad");
+    sh("-n", a, "link", "set", "va", "up");
+    sh("-n", b, "link", "set", "vb", "up");
+  } catch (e) {
+    cleanup();
+    throw new Error(`creating the in-line test namespaces: ${e.stderr?.toString() ?? e.message}`);
+  }
+  return { a, b, peer: "fd00:78::2", cleanup };
+}
+
+/** `streamgauge inline ROLE` on `dev` in namespace `ns`, its control API on loopback. */
+export async function startInline(role, ns, dev, extra) {
+  const api = await freePort();
+  const p = new Proc(`inline ${role}`, ["inline", role, "--dev", dev, "--netns", ns, "--control", `127.0.0.1:${api}`, ...extra]);
+  await waitHttp(`http://127.0.0.1:${api}/api/v1/status`, p);
+  return { proc: p, api };
+}

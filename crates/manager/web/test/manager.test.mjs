@@ -10,8 +10,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Api, ADMIN_PASSWORD, Proc, BIN, launchBrowser, makeNetns, missing, packetFileKind, readFileSync, removeDir,
-  screenshot, sleep, startCapture, startManager, startServer, tempDir, traffic, until,
+  Api, ADMIN_PASSWORD, Proc, BIN, launchBrowser, makeNetns, makeNetns6, missing, packetFileKind, readFileSync, removeDir,
+  screenshot, sleep, startCapture, startInline, startManager, startServer, tempDir, traffic, until,
 } from "./harness.mjs";
 
 const why = missing();
@@ -333,5 +333,68 @@ describe("manager web front end", { skip: why ?? false }, () => {
     console.log(`# live-update latency (row written by the client → point drawn), 20 rows: median ${q(lat, 0.5)} ms, p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms`);
     console.log(`# results page with 4 live plots, 5 loads: first contentful paint median ${q(fcpMs, 0.5).toFixed(0)} ms; all 4 plots drawn with data median ${q(plotsMs, 0.5).toFixed(0)} ms, max ${Math.max(...plotsMs).toFixed(0)} ms`);
     console.log(`# binary: ${BIN}`);
+  });
+
+  test("in-line agents: a run started from the browser applies its settings, and the in-line stream is plotted live", async () => {
+    const net = makeNetns6(String(process.pid));
+    const local = [];
+    try {
+      const exp = await admin.call("POST", "/experiments", { name: "inline web", collector: ids.collector });
+      // The source starts switched off: only the run switches it on.
+      const src = await startInline("source", net.a, "va", ["--set", "proto=udp", "--set", "enabled=false"]);
+      local.push(src.proc);
+      const sink = await startInline("sink", net.b, "vb", ["--collect", `tcp:127.0.0.1:${server.port}`, "--domain", exp.domain]);
+      local.push(sink.proc);
+      const dev = await admin.call("POST", "/devices", { name: "inline-src", kind: "inline", hostname: "127.0.0.1", port: src.api, description: "in-line source", credential_ref: null });
+      const refreshed = await admin.call("POST", `/devices/${dev.id}/refresh`, {});
+      assert.deepEqual(refreshed.capabilities.roles, ["source"]);
+      const cfg = await admin.call("POST", `/experiments/${exp.id}/configs`, { name: "icmp-every-packet", device: dev.id, storage: { type: "local" }, session: { proto: "icmpv6", sample: 1 } });
+      const run = await admin.call("POST", `/experiments/${exp.id}/runs`, { config: cfg.id });
+      const ping6 = new Proc("ping6", ["netns", "exec", net.a, "ping", "-6", "-i", "0.05", "-s", "64", net.peer], { bin: "ip" });
+      local.push(ping6);
+
+      const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      const p = await login(ctx, "admin", ADMIN_PASSWORD);
+      await p.goto(`${manager.url}/runs/${run.id}`);
+      await p.click(".run-head button.run-start");
+      await p.waitForSelector(".run-head [data-state=running]", { timeout: 20000 });
+      const agent = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/settings`)).json();
+      assert.equal(agent.proto, "58", "the run's settings are on the agent");
+      assert.equal(agent.enabled, "true");
+
+      const stream = "inline_inline_delay";
+      await until(`the ${stream} stream on the collector`, async () => {
+        const list = await admin.call("GET", `/experiments/${exp.id}/streams`);
+        return (Array.isArray(list) ? list : list.streams ?? []).some((s) => s.name === stream && s.rows >= 5);
+      }, 30000, 200);
+      await p.goto(`${manager.url}/experiments/${exp.id}/plots?plot=${stream}:delay`);
+      const plot = `div.plot[data-stream="${stream}"]`;
+      const points = async () => Number(await p.getAttribute(plot, "data-points"));
+      const n1 = await until("points in the in-line delay plot", points);
+      const n2 = await until("the in-line plot to grow", async () => ((await points()) > n1 ? points() : 0), 20000);
+      assert.ok(n2 > n1, `plot grew from ${n1} to ${n2} points`);
+      const last = JSON.parse(await p.getAttribute(plot, "data-last"));
+      assert.ok(last.delay > 0 && last.delay < 0.5, `the plotted one-way delay is ${last.delay} s`);
+      assert.match(await p.textContent(`${plot} .plot-status`), /delay = /);
+      await screenshot(p, "inline-plot");
+
+      // Pause from the run page: the source stops measuring, the plot stops growing.
+      await p.goto(`${manager.url}/runs/${run.id}`);
+      await p.click(".run-head button.run-pause");
+      await p.waitForSelector(".run-head [data-state=paused]", { timeout: 20000 });
+      const paused = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`)).json();
+      assert.equal(paused.state, "paused");
+      const before = paused.counters.instrumented;
+      await sleep(1000);
+      const after = (await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`)).json()).counters.instrumented;
+      assert.equal(after, before, "nothing measured while paused");
+      await ctx.close();
+    } catch (e) {
+      for (const p of local) if (p.out) console.error(`--- ${p.name}:\n${p.out.slice(-3000)}`);
+      throw e;
+    } finally {
+      for (const p of local) await p.stop().catch(() => {});
+      net.cleanup();
+    }
   });
 });
