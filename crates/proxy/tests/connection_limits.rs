@@ -142,3 +142,61 @@ async fn the_total_limit_refuses_every_address() {
     drop(held);
     proxy.shutdown().await;
 }
+
+/// A shutdown journals what connected stock clients had already sent (the
+/// connection drains until its client pauses) and what a client that
+/// connected just before it left in the listen backlog: after a restart,
+/// every row reaches the upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_connected_and_queued_clients() {
+    let dirs = Dirs::new();
+    let up = free_addr();
+    let config = proxy_config(&dirs.journal(), up);
+    let (proxy, addr) = start_proxy(config.clone()).await;
+    let n = 50_000;
+    // Connected and streaming when the shutdown starts.
+    let mut busy = TcpStream::connect(addr).await.unwrap();
+    busy.write_all(header("drain", "busy", "").as_bytes())
+        .await
+        .unwrap();
+    let data = tuples(0, n);
+    let (first, rest) = data.split_at(data.len() / 2);
+    busy.write_all(first).await.unwrap();
+    // Queued: connected, rows sent and closed, perhaps not yet accepted.
+    let mut queued = TcpStream::connect(addr).await.unwrap();
+    queued
+        .write_all(header("drain", "queued", "").as_bytes())
+        .await
+        .unwrap();
+    queued.write_all(&tuples(0, 100)).await.unwrap();
+    queued.shutdown().await.unwrap();
+    let stop = tokio::spawn(proxy.shutdown());
+    busy.write_all(rest).await.unwrap();
+    busy.shutdown().await.unwrap();
+    stop.await.unwrap();
+    let mut config = config;
+    config.listen = vec![addr];
+    let (proxy, _) = start_proxy(config).await;
+    let server = start_server(up, &dirs.db()).await;
+    wait_delivered(&proxy, Duration::from_secs(30)).await;
+    let got = wait_rows(
+        &dirs.db(),
+        "drain",
+        "t_m",
+        "busy",
+        n as usize,
+        Duration::from_secs(10),
+    );
+    assert_exactly(got, n, "client streaming across the shutdown");
+    let got = wait_rows(
+        &dirs.db(),
+        "drain",
+        "t_m",
+        "queued",
+        100,
+        Duration::from_secs(10),
+    );
+    assert_exactly(got, 100, "client queued at shutdown");
+    proxy.shutdown().await;
+    server.shutdown().await;
+}
