@@ -125,6 +125,7 @@ fuzz_smoke() {
 
 step "setup" bash "$ROOT/scripts/setup.sh"
 step "cargo fmt --check" cargo fmt --all -- --check
+step "rust-version check" python3 "$ROOT/scripts/check-msrv.py"
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test" cargo test --workspace
 step "cargo build --release" cargo build --workspace --release
