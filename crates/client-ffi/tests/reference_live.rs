@@ -344,3 +344,91 @@ fn compare_into_stock_server(p: &Path, enc: &str) -> Result<(), String> {
     assert_eq!(stock[0].1.len(), 3, "{enc}");
     Ok(())
 }
+
+/// Exact doubles (spec §3.8) towards the stock oml2-server: our client
+/// offers them by default, the stock server never confirms, and it stores
+/// exactly what it stored from a client that never offered (the
+/// reference's 30-bit DOUBLE_T). The C library runs on the same Rust core.
+#[test]
+fn our_client_offering_exact_doubles_still_gives_the_stock_server_the_reference_encoding() {
+    let Some(p) = reference() else { return };
+    let values = [
+        1e300,
+        -2.5e-308,
+        0.1,
+        5e-324,
+        -0.0,
+        std::f64::consts::PI,
+        1.0 / 3.0,
+        -1.5e38,
+    ];
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let server = StockServer::start(p, &data);
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
+    for (domain, reference_doubles) in [("offered", false), ("plain", true)] {
+        let dest = client::spec::DestinationSpec {
+            uri: client::spec::Uri::Tcp {
+                host: "127.0.0.1".into(),
+                port: addr.port(),
+            },
+            encoding: client::spec::Encoding::Binary,
+            policy: client::spec::OverloadPolicy::Block { stall_limit: None },
+            bufsize: 1 << 20,
+            streams: None,
+            instrumentation: false,
+            backchannel: Default::default(),
+        };
+        let spec = client::spec::ClientSpec {
+            app: "dbl".into(),
+            id: Some("s1".into()),
+            domain: Some(domain.into()),
+            destinations: vec![dest],
+            reference_doubles,
+            ..Default::default()
+        };
+        let c = client::Client::new(spec).unwrap();
+        let mp = c.add_mp("m", &[("v", omsp::OmlType::Double)]).unwrap();
+        c.start().unwrap();
+        for &v in &values {
+            mp.inject(&[omsp::ValueRef::Double(v)]).unwrap();
+        }
+        c.close().unwrap();
+    }
+    let stored = |domain: &str| -> Vec<Sql> {
+        let db = data.join(format!("{domain}.sq3"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let rows = rusqlite::Connection::open_with_flags(
+                &db,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .and_then(|c| {
+                c.prepare("SELECT v FROM dbl_m ORDER BY oml_seq")?
+                    .query_map([], |r| r.get::<_, Sql>(0))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap_or_default();
+            if rows.len() == values.len() || Instant::now() >= deadline {
+                return rows;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let (offered, plain) = (stored("offered"), stored("plain"));
+    drop(server);
+    assert_eq!(
+        plain.len(),
+        values.len(),
+        "the stock server stored {plain:?}"
+    );
+    assert_eq!(
+        offered, plain,
+        "the offer changed what the stock server stores"
+    );
+    // And that is the reference encoding, not exact doubles.
+    let (m, x) = omsp::binary::double::encode(0.1).unwrap();
+    assert_eq!(plain[2], Sql::Real(omsp::binary::double::decode(m, x)));
+    assert_ne!(plain[2], Sql::Real(0.1));
+}
