@@ -208,7 +208,8 @@ mod tests {
         }
     }
 
-    fn input(session: Value) -> ConfigInput {
+    /// A configuration for device 1 with `session` (also used by [`super::inline`]'s tests).
+    pub(super) fn input(session: Value) -> ConfigInput {
         ConfigInput {
             name: "c".into(),
             device: 1,

@@ -89,21 +89,8 @@ pub fn settings(input: &ConfigInput, caps: &Value, bad: &mut Fields) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::configs::Storage;
+    use crate::validate::tests::input;
     use serde_json::json;
-
-    fn input(session: Value) -> ConfigInput {
-        ConfigInput {
-            name: "c".into(),
-            device: 1,
-            storage: Storage::default(),
-            session,
-            metadata: Value::Null,
-            version: None,
-            experiment: None,
-            id: None,
-        }
-    }
 
     #[test]
     fn keys_roles_and_values() {

@@ -115,20 +115,23 @@ export async function startServer(dir) {
   return { proc: p, port, http };
 }
 
+/** Deletes the named network namespaces (those that exist). */
+function removeNetns(names) {
+  for (const n of names) {
+    try {
+      execFileSync("ip", ["netns", "del", n], { stdio: "ignore" });
+    } catch {
+      // not there
+    }
+  }
+}
+
 /** Two namespaces joined by a veth pair: `cap` (10.77.0.1, captured) and `gen` (10.77.0.2). */
 export function makeNetns(tag) {
   const cap = `sgw-cap-${tag}`;
   const gen = `sgw-gen-${tag}`;
   const sh = (...a) => execFileSync("ip", a, { stdio: ["ignore", "ignore", "pipe"] });
-  const cleanup = () => {
-    for (const n of [cap, gen]) {
-      try {
-        execFileSync("ip", ["netns", "del", n], { stdio: "ignore" });
-      } catch {
-        // not there
-      }
-    }
-  };
+  const cleanup = () => removeNetns([cap, gen]);
   cleanup();
   try {
     sh("netns", "add", cap);
@@ -266,15 +269,7 @@ export function makeNetns6(tag) {
   const a = `sgw-ina-${tag}`;
   const b = `sgw-inb-${tag}`;
   const sh = (...args) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
-  const cleanup = () => {
-    for (const n of [a, b]) {
-      try {
-        execFileSync("ip", ["netns", "del", n], { stdio: "ignore" });
-      } catch {
-        // not there
-      }
-    }
-  };
+  const cleanup = () => removeNetns([a, b]);
   cleanup();
   try {
     for (const n of [a, b]) {
