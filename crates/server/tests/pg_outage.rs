@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use pgtemp::{unique_domain, Cluster};
-use util::{join, one_to, seqs, server, Client};
+use util::{join, one_to, seqs, server};
 
 const ROWS: u64 = 40_000;
 
@@ -45,15 +45,7 @@ async fn outage(mode: &'static str) {
     let (a, addr_a, _da) = server(port).await;
     let (b, addr_b, _db) = server(port).await;
     let domain = unique_domain(&format!("outage_{mode}"));
-    let clients: Vec<Client> = (0..4)
-        .map(|i| Client {
-            addr: if i % 2 == 0 { addr_a } else { addr_b },
-            domain: domain.clone(),
-            sender: format!("s{i}"),
-            schema: "1 app_m x:int32 y:double".into(),
-            rows: ROWS,
-        })
-        .collect();
+    let clients = util::alternating([addr_a, addr_b], &domain, "s", "app_m", 4, ROWS);
     let threads = util::at_once(clients);
     let (c, d) = (std::sync::Arc::clone(&cluster), domain.clone());
     tokio::task::spawn_blocking(move || {

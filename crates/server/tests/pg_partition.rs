@@ -12,7 +12,6 @@ mod common;
 mod util;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -21,7 +20,7 @@ use pgtemp::{blocking, shared, unique_domain};
 use server::{Backend, PgOptions};
 use store::postgres::{partition, Partitioning};
 use store::{CommitPolicy, PgStore, Row, Sink, TableId};
-use util::{at_once, join, one_to, seqs, Client};
+use util::{at_once, join, one_to, seqs};
 
 /// Ids per partition in these tests.
 const ROWS_PER_PART: i64 = 1000;
@@ -333,18 +332,6 @@ async fn start(http: bool) -> common::TestServer {
     .await
 }
 
-fn clients(addrs: [SocketAddr; 2], domain: &str, n: usize, rows: u64) -> Vec<Client> {
-    (0..n)
-        .map(|i| Client {
-            addr: addrs[i % 2],
-            domain: domain.to_owned(),
-            sender: format!("s{i}"),
-            schema: "1 race_m x:int32 y:double".into(),
-            rows,
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_race_on_a_new_partitioned_stream() {
     if !blocking(partman) {
@@ -356,7 +343,15 @@ async fn two_servers_race_on_a_new_partitioned_stream() {
     let domain = unique_domain("part_race");
     // Eight clients at one instant, four on each server, on a new domain
     // and a new stream: one parent, one create_parent, 16 000 ids.
-    join(at_once(clients([a.addr, b.addr], &domain, 8, ROWS))).await;
+    join(at_once(util::alternating(
+        [a.addr, b.addr],
+        &domain,
+        "s",
+        "race_m",
+        8,
+        ROWS,
+    )))
+    .await;
     let http = a.server.http_addr().unwrap();
     a.server.shutdown().await;
     b.server.shutdown().await;

@@ -98,15 +98,7 @@ async fn edge_proxies_haproxy_two_servers_one_stopped_every_row_once() {
     let (p2, edge2) = edge(&journals.path().join("e2"), lb.proc.addr).await;
     let domain = unique_domain("edge");
 
-    let clients: Vec<Client> = (0..CLIENTS)
-        .map(|i| Client {
-            addr: if i % 2 == 0 { edge1 } else { edge2 },
-            domain: domain.clone(),
-            sender: format!("c{i}"),
-            schema: "1 edge_m x:int32 y:double".into(),
-            rows: ROWS,
-        })
-        .collect();
+    let clients = util::alternating([edge1, edge2], &domain, "c", "edge_m", CLIENTS, ROWS);
     let go = Arc::new(Barrier::new(CLIENTS));
     let senders: Vec<_> = clients
         .into_iter()

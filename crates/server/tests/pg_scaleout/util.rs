@@ -62,6 +62,27 @@ impl Client {
     }
 }
 
+/// `n` clients `<prefix>0`… of one stream `1 <table> x:int32 y:double`,
+/// sent alternately to `addrs[0]` and `addrs[1]`.
+pub fn alternating(
+    addrs: [SocketAddr; 2],
+    domain: &str,
+    prefix: &str,
+    table: &str,
+    n: usize,
+    rows: u64,
+) -> Vec<Client> {
+    (0..n)
+        .map(|i| Client {
+            addr: addrs[i % 2],
+            domain: domain.to_owned(),
+            sender: format!("{prefix}{i}"),
+            schema: format!("1 {table} x:int32 y:double"),
+            rows,
+        })
+        .collect()
+}
+
 /// Sends `bytes`, half-closes, and waits until the server closes (it has
 /// then handed every row to its writer).
 pub fn send(addr: SocketAddr, bytes: &[u8]) {

@@ -22,6 +22,10 @@
 //! reconnects ([`link`]) and sends the whole transaction again — unless
 //! the lost answer was to its COMMIT and `txid_status` says it committed,
 //! so no row is stored twice.
+//!
+//! Optionally ([`Partitioning`]), new stream tables are partitioned by
+//! `oml_tuple_id` with pg_partman, kept and expired after commits
+//! ([`partition`]).
 
 mod catalog;
 pub mod columns;
