@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
-use client::spec::{Encoding, OverloadPolicy};
+use client::spec::{Backchannel, Encoding, OverloadPolicy};
 use client::Client;
 use common::{spec, tcp, TestServer};
 use omsp::binary::codes::{DOUBLE64_T, DOUBLE_NAN, DOUBLE_T};
@@ -38,26 +38,47 @@ const HARD: [f64; 12] = [
     f64::NEG_INFINITY,
 ];
 
-/// Sends `values` (one row each) from a binary client to `addr`.
-fn send(addr: SocketAddr, values: &[f64], reference_doubles: bool) {
-    let mut s = spec(
-        "app",
-        vec![tcp(
-            addr,
-            Encoding::Binary,
-            OverloadPolicy::Block { stall_limit: None },
-            1 << 20,
-        )],
+/// A started binary client of `addr` with one MP `m` (`v: double`),
+/// `backchannel` as given.
+fn binary_client(
+    addr: SocketAddr,
+    reference_doubles: bool,
+    backchannel: Backchannel,
+) -> (Client, client::Mp) {
+    let mut d = tcp(
+        addr,
+        Encoding::Binary,
+        OverloadPolicy::Block { stall_limit: None },
+        1 << 20,
     );
+    d.backchannel = backchannel;
+    let mut s = spec("app", vec![d]);
     s.reference_doubles = reference_doubles;
     s.instr_interval = None;
     let c = Client::new(s).unwrap();
     let mp = c.add_mp("m", &[("v", OmlType::Double)]).unwrap();
     c.start().unwrap();
+    (c, mp)
+}
+
+/// Sends `values` (one row each) from a binary client to `addr`.
+fn send(addr: SocketAddr, values: &[f64], reference_doubles: bool) {
+    let (c, mp) = binary_client(addr, reference_doubles, Backchannel::Off);
     for &v in values {
         mp.inject(&[ValueRef::Double(v)]).unwrap();
     }
     c.close().unwrap();
+}
+
+/// The values of `app_m`, in order.
+fn stored(srv: &TestServer) -> Vec<f64> {
+    srv.db("dom")
+        .prepare("SELECT v FROM app_m ORDER BY oml_seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
 #[test]
@@ -73,14 +94,7 @@ fn our_server_stores_every_double_exactly_by_default() {
         Duration::from_secs(10),
     );
     assert_eq!(n, values.len() as i64);
-    let stored: Vec<f64> = srv
-        .db("dom")
-        .prepare("SELECT v FROM app_m ORDER BY oml_seq")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let stored = stored(&srv);
     for (want, got) in values.iter().zip(&stored) {
         if *want == 0.0 {
             // SQLite keeps the value, not the sign of zero.
@@ -227,19 +241,7 @@ fn a_late_confirmation_switches_the_rest_of_the_stream() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let r = std::thread::spawn(move || receiver(listener, Some(Duration::from_millis(1500))));
-    let mut s = spec(
-        "app",
-        vec![tcp(
-            addr,
-            Encoding::Binary,
-            OverloadPolicy::Block { stall_limit: None },
-            1 << 20,
-        )],
-    );
-    s.instr_interval = None;
-    let c = Client::new(s).unwrap();
-    let mp = c.add_mp("m", &[("v", OmlType::Double)]).unwrap();
-    c.start().unwrap();
+    let (c, mp) = binary_client(addr, false, Backchannel::Off);
     let t0 = Instant::now();
     let mut sent = Vec::new();
     while t0.elapsed() < Duration::from_secs(3) {
@@ -284,30 +286,12 @@ fn switched_off_there_is_no_offer_and_no_wait() {
 #[test]
 fn a_resumable_session_to_our_server_is_exact_too() {
     let srv = TestServer::start();
-    let mut d = tcp(
-        srv.addr,
-        Encoding::Binary,
-        OverloadPolicy::Block { stall_limit: None },
-        1 << 20,
-    );
-    d.backchannel = client::spec::Backchannel::Resume;
-    let mut s = spec("app", vec![d]);
-    s.instr_interval = None;
-    let c = Client::new(s).unwrap();
-    let mp = c.add_mp("m", &[("v", OmlType::Double)]).unwrap();
-    c.start().unwrap();
+    let (c, mp) = binary_client(srv.addr, false, Backchannel::Resume);
     for &v in &HARD {
         mp.inject(&[ValueRef::Double(v)]).unwrap();
     }
     c.close().unwrap();
-    let stored: Vec<f64> = srv
-        .db("dom")
-        .prepare("SELECT v FROM app_m ORDER BY oml_seq")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let stored = stored(&srv);
     assert_eq!(stored.len(), HARD.len());
     for (want, got) in HARD.iter().zip(&stored) {
         assert_eq!(want.to_bits(), got.to_bits(), "{want:e} stored as {got:e}");

@@ -327,3 +327,17 @@ pub async fn wait_delivered(p: &Proxy, within: Duration) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Asserts that `sender` of `domain` has rows `0..n` in table `t_m` of
+/// `db`, each once, waiting up to 10 s for the writer.
+pub fn assert_stored(db: &Path, domain: &str, sender: &str, n: i64, what: &str) {
+    let got = wait_rows(
+        db,
+        domain,
+        "t_m",
+        sender,
+        n as usize,
+        Duration::from_secs(10),
+    );
+    assert_exactly(got, n, what);
+}
