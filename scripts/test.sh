@@ -127,6 +127,7 @@ step "setup" bash "$ROOT/scripts/setup.sh"
 step "cargo fmt --check" cargo fmt --all -- --check
 step "rust-version check" python3 "$ROOT/scripts/check-msrv.py"
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "build without eBPF toolchain" bash "$ROOT/scripts/check-build-shape.sh"
 step "cargo test" cargo test --workspace
 step "cargo build --release" cargo build --workspace --release
 

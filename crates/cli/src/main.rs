@@ -9,6 +9,10 @@ mod control;
 mod decode;
 mod docs;
 mod export;
+#[cfg(feature = "inline")]
+mod inline;
+#[cfg(not(feature = "inline"))]
+#[path = "inline_absent.rs"]
 mod inline;
 mod manager;
 mod observe;

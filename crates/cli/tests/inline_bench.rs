@@ -2,6 +2,7 @@
 //! short run with the calibration phases prints every phase with a rate,
 //! a ratio and, for attached phases, per-packet costs, and leaves no
 //! namespace or BPF statistics switch behind.
+#![cfg(feature = "inline")]
 
 use std::process::{Command, Stdio};
 
