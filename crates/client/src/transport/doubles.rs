@@ -99,23 +99,43 @@ impl ExactDoubles {
     /// Base protocol: blocks until the confirmation arrives or the wait is
     /// over. Errors and end of file end the wait (the next write notices).
     pub(crate) fn wait_base(&mut self, stream: &mut TcpStream) {
-        let mut b = [0u8; 256];
-        while self.waiting() {
-            if stream
-                .set_read_timeout(Some(self.left().max(Duration::from_millis(1))))
-                .is_err()
-            {
-                break;
-            }
-            match stream.read(&mut b) {
-                Ok(0) => break,
-                Ok(n) => self.feed(&b[..n]),
-                Err(e) if is_wait(&e) => {}
-                Err(_) => break,
-            }
+        if let Some(until) = self.wait_until {
+            self.read_until(stream, until, |d| d.agreed);
         }
         self.stop_waiting();
         let _ = stream.set_read_timeout(None);
+    }
+
+    /// Ends a base-protocol connection whose receiver may still write the
+    /// confirmation: closing with unread input would reset the connection
+    /// and discard what the kernel has not sent yet, so the sender shuts
+    /// its side down and reads until the server closes (at most `wait`).
+    pub(crate) fn close_base(&mut self, stream: &mut TcpStream, wait: Duration) {
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        self.read_until(stream, Instant::now() + wait, |_| false);
+    }
+
+    /// Reads (looking for the confirmation) until `done`, end of file, an
+    /// error or `deadline`.
+    fn read_until(
+        &mut self,
+        stream: &mut TcpStream,
+        deadline: Instant,
+        done: impl Fn(&ExactDoubles) -> bool,
+    ) {
+        let mut b = [0u8; 256];
+        while !done(self) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+                return;
+            }
+            match stream.read(&mut b) {
+                Ok(0) => return,
+                Ok(n) => self.feed(&b[..n]),
+                Err(e) if is_wait(&e) => {}
+                Err(_) => return,
+            }
+        }
     }
 
     /// Brings `c` to the encoding of this connection before it is written.

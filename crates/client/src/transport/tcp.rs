@@ -195,7 +195,7 @@ pub(super) fn run(target: TcpTarget, ctx: SenderCtx) {
                 Take::Finished => {
                     let Some(s) = session.as_mut().filter(|s| s.answering()) else {
                         if session.is_none() && doubles.answer_pending() {
-                            read_to_end(stream, &mut doubles, WAIT);
+                            doubles.close_base(stream, WAIT);
                         }
                         return;
                     };
@@ -485,26 +485,4 @@ fn peer_closed(s: &mut TcpStream, doubles: &mut ExactDoubles) -> bool {
         Err(e) => e.kind() != io::ErrorKind::WouldBlock,
     };
     closed || s.set_nonblocking(false).is_err()
-}
-
-/// Ends a base-protocol connection whose receiver may still write the
-/// exact-doubles confirmation: closing with unread input would reset the
-/// connection and discard what the kernel has not sent yet, so the sender
-/// shuts its side down and reads until the server closes (at most `wait`).
-fn read_to_end(s: &mut TcpStream, doubles: &mut ExactDoubles, wait: Duration) {
-    let _ = s.shutdown(std::net::Shutdown::Write);
-    let deadline = Instant::now() + wait;
-    let mut b = [0u8; 256];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
-            return;
-        }
-        match s.read(&mut b) {
-            Ok(0) => return,
-            Ok(n) => doubles.feed(&b[..n]),
-            Err(e) if is_retry(&e) => {}
-            Err(_) => return,
-        }
-    }
 }
