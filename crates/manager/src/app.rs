@@ -64,11 +64,16 @@ impl App {
     /// Opens the database and the credentials; creates the first admin.
     pub fn open(config: ManagerConfig) -> Result<App, StartError> {
         config.validate().map_err(StartError::Config)?;
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| StartError::Io {
-            what: format!("data directory {}", config.data_dir.display()),
-            reason: e.to_string(),
-        })?;
-        let db = Db::open(&config.data_dir.join("manager.db"))?;
+        let target = config.db_target();
+        if let crate::db::DbTarget::Sqlite(file) = &target {
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| StartError::Io {
+                    what: format!("data directory {}", dir.display()),
+                    reason: e.to_string(),
+                })?;
+            }
+        }
+        let db = Db::connect(&target)?;
         let credentials = match &config.credentials {
             Some(p) => Credentials::load(p)?,
             None => Credentials::default(),

@@ -5,13 +5,18 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::db::DbTarget;
+
 /// Everything the manager needs to start.
 #[derive(Debug, Clone)]
 pub struct ManagerConfig {
     /// API and front-end address.
     pub listen: SocketAddr,
-    /// Holds `manager.db`.
+    /// Holds `manager.db` (when the database is the default SQLite file).
     pub data_dir: PathBuf,
+    /// The database: `None` is SQLite in `data_dir/manager.db`; else a
+    /// SQLite file elsewhere or a PostgreSQL database (`--db`).
+    pub database: Option<DbTarget>,
     /// Device credentials (`<name> <bearer-token>` lines), referenced by
     /// devices' `credential_ref`.
     pub credentials: Option<PathBuf>,
@@ -42,6 +47,7 @@ impl ManagerConfig {
         ManagerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8090)),
             data_dir: data_dir.into(),
+            database: None,
             credentials: None,
             admin_password: None,
             monitor_interval: Duration::from_secs(15),
@@ -54,8 +60,18 @@ impl ManagerConfig {
         }
     }
 
+    /// Where the database is.
+    pub fn db_target(&self) -> DbTarget {
+        self.database
+            .clone()
+            .unwrap_or_else(|| DbTarget::Sqlite(self.data_dir.join("manager.db")))
+    }
+
     /// Checks values without I/O.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(DbTarget::Postgres { url, .. }) = &self.database {
+            DbTarget::parse(url)?;
+        }
         if self.monitor_interval < Duration::from_millis(100) {
             return Err("monitor interval: at least 0.1 s".into());
         }

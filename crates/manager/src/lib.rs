@@ -7,7 +7,7 @@
 //! and policy, runs driven on capture daemons ([`runs`]), a live-data
 //! proxy to the experiment's collection server, a [`monitor`] polling
 //! every device, and a testbed [`reservation`] importer. State lives in
-//! SQLite ([`db`]).
+//! SQLite, or PostgreSQL by option ([`db`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), manager::StartError> {

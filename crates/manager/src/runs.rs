@@ -185,7 +185,7 @@ pub async fn act(
             tasks.spawn(async move {
                 if action == Action::Stop && !was {
                     let never = Ok(json!({"state": "stopped", "reason": "never started"}));
-                    return outcome(rd.device, action, never, false);
+                    return outcome(rd.device, &rd.state, action, never, false);
                 }
                 let answer = blocking(move || {
                     retrying(backoff, || match action {
@@ -195,11 +195,12 @@ pub async fn act(
                 })
                 .await;
                 let applied = was || (action == Action::Start && answer.is_ok());
-                outcome(rd.device, action, answer, applied)
+                outcome(rd.device, &rd.state, action, answer, applied)
             });
             continue;
         }
         let ctl = capture::ctl(app, &device);
+        let before = rd.state.clone();
         let domain = exp.domain.clone();
         let archive = config
             .storage
@@ -234,7 +235,7 @@ pub async fn act(
                 Err(e) => (Err(e), created),
             };
             created = was_created;
-            outcome(device, action, answer, created)
+            outcome(device, &before, action, answer, created)
         });
     }
     let mut outcomes = Vec::new();
@@ -244,14 +245,33 @@ pub async fn act(
     record(&app.db, run.id, action.as_str(), &outcomes)
 }
 
-/// The outcome of `action` on `device` from the device's answer.
+/// The outcome of `action` on `device` (in state `before`) from the
+/// device's answer. A stop that failed on a device where the session
+/// exists (unreachable, or refused other than with 404) keeps the state
+/// it had, with the reason: the session may still run there, so it stays
+/// something to stop (and experiment deletion does not forget it).
 fn outcome(
     device: i64,
+    before: &str,
     action: Action,
     answer: Result<Value, DeviceError>,
     created: bool,
 ) -> Outcome {
     match answer {
+        Err(e)
+            if action == Action::Stop
+                && created
+                && !matches!(e, DeviceError::Refused { status: 404, .. }) =>
+        {
+            Outcome {
+                device,
+                state: before.to_owned(),
+                reason: Some(format!(
+                    "stop failed: {e}; the session may still be running on the device"
+                )),
+                created,
+            }
+        }
         Ok(v) => Outcome {
             device,
             state: v["state"].as_str().unwrap_or("failed").to_owned(),
@@ -277,13 +297,13 @@ fn record(db: &Db, run: i64, what: &str, outcomes: &[Outcome]) -> ApiResult<Run>
             };
             runs::event(c, run, &msg)?;
         }
-        let now = runs::get(c, run)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        let now = runs::get(c, run)?.ok_or(crate::db::Error::NoRows)?;
         let state = overall(&now.devices);
         if state != now.state {
             runs::set_state(c, run, state)?;
             runs::event(c, run, &format!("run {state}"))?;
         }
-        runs::get(c, run)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
+        runs::get(c, run)?.ok_or(crate::db::Error::NoRows)
     })
 }
 

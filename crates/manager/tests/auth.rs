@@ -7,12 +7,17 @@ mod common;
 
 use std::time::Duration;
 
-use common::{code, start, Api, ADMIN_PW};
+use common::{code, open_db, start_on, Api, Backend, ADMIN_PW};
 use serde_json::json;
 
-#[test]
-fn login_csrf_tokens_logout_and_rate_limit() {
-    let t = start(|_| {});
+crate::on_both_backends!(
+    login_csrf_tokens_logout_and_rate_limit,
+    expired_session_is_told_apart,
+    experiments_are_private_to_members_and_admin_pages_to_admins,
+);
+
+fn login_csrf_tokens_logout_and_rate_limit(b: Backend) {
+    let t = start_on(b, |_| {});
     let anon = Api::new(&t.base);
     let (s, v) = anon.get("/api/v1/experiments");
     assert_eq!((s, code(&v)), (401, "unauthenticated"));
@@ -102,24 +107,25 @@ fn login_csrf_tokens_logout_and_rate_limit() {
     let wait = v["error"]["details"]["retry_after_s"].as_u64().unwrap();
     assert!(wait > 0 && wait <= 301, "{wait}");
 
-    // Every successful change is audited, without secrets.
-    let db = rusqlite::Connection::open(t.dir.path().join("data/manager.db")).unwrap();
-    let mut st = db
-        .prepare("SELECT user, action, object, summary FROM audit")
-        .unwrap();
-    let rows: Vec<String> = st
-        .query_map([], |r| {
-            Ok(format!(
-                "{} {} {} {}",
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?
-            ))
+    // Every successful change is audited, without secrets (read from the
+    // database itself, beside the running manager).
+    let rows: Vec<String> = open_db(&t)
+        .run(|c| {
+            c.query_map(
+                "SELECT \"user\", action, object, summary FROM audit ORDER BY id",
+                (),
+                |r| {
+                    Ok(format!(
+                        "{} {} {} {}",
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<String>(2)?,
+                        r.get::<String>(3)?
+                    ))
+                },
+            )
         })
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+        .unwrap();
     let all = rows.join("\n");
     for action in [
         "session.login",
@@ -133,9 +139,8 @@ fn login_csrf_tokens_logout_and_rate_limit() {
     assert!(!all.contains(&secret) && !all.contains(ADMIN_PW), "{all}");
 }
 
-#[test]
-fn expired_session_is_told_apart() {
-    let t = start(|c| c.session_ttl = Duration::from_secs(1));
+fn expired_session_is_told_apart(b: Backend) {
+    let t = start_on(b, |c| c.session_ttl = Duration::from_secs(1));
     let a = Api::login(&t.base, "admin", ADMIN_PW);
     assert_eq!(a.get("/api/v1/experiments").0, 200);
     std::thread::sleep(Duration::from_millis(2100));
@@ -143,9 +148,8 @@ fn expired_session_is_told_apart() {
     assert_eq!((s, code(&v)), (401, "session_expired"));
 }
 
-#[test]
-fn experiments_are_private_to_members_and_admin_pages_to_admins() {
-    let t = start(|_| {});
+fn experiments_are_private_to_members_and_admin_pages_to_admins(b: Backend) {
+    let t = start_on(b, |_| {});
     let admin = Api::login(&t.base, "admin", ADMIN_PW);
     for u in ["alice", "bob"] {
         let (s, v) = admin.post(

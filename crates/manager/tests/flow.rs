@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use capture::daemon::{Daemon, DaemonConfig};
-use common::{code, start, wait_for, Api, ADMIN_PW};
+use common::{code, start_on, wait_for, Api, Backend, ADMIN_PW};
 use serde_json::{json, Value};
 
 struct Netns(String);
@@ -119,8 +119,9 @@ fn event_ids(resp: ureq::http::Response<ureq::Body>, n: usize) -> Vec<u64> {
     ids
 }
 
-#[test]
-fn capture_runs_files_live_data_and_monitor() {
+crate::on_both_backends!(capture_runs_files_live_data_and_monitor);
+
+fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     if !testkit::have_root("network namespaces, AF_PACKET capture") {
         return;
     }
@@ -128,7 +129,11 @@ fn capture_runs_files_live_data_and_monitor() {
         return;
     }
     let pid = std::process::id();
-    let (a, b) = (format!("sgmA{pid}"), format!("sgmB{pid}"));
+    let tag = match backend {
+        Backend::Sqlite => "s",
+        Backend::Postgres => "p",
+    };
+    let (a, b) = (format!("sgmA{tag}{pid}"), format!("sgmB{tag}{pid}"));
     ip(&["netns", "add", &a]);
     let _ga = Netns(a.clone());
     ip(&["netns", "add", &b]);
@@ -175,7 +180,7 @@ fn capture_runs_files_live_data_and_monitor() {
 
     let creds = dir.path().join("credentials");
     std::fs::write(&creds, "tap daemon-op\ncoll mgr-read\n").unwrap();
-    let t = start(|c| {
+    let t = start_on(backend, |c| {
         c.credentials = Some(creds.clone());
         c.monitor_interval = Duration::from_millis(500);
     });

@@ -8,11 +8,12 @@ mod common;
 use std::time::Duration;
 
 use capture::daemon::{Daemon, DaemonConfig};
-use common::{start, wait_for, Api, ADMIN_PW};
+use common::{start_on, wait_for, Api, Backend, ADMIN_PW};
 use serde_json::json;
 
-#[test]
-fn stopped_device_goes_down_with_an_alert_that_clears() {
+crate::on_both_backends!(stopped_device_goes_down_with_an_alert_that_clears);
+
+fn stopped_device_goes_down_with_an_alert_that_clears(b: Backend) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("srv")).unwrap();
@@ -28,7 +29,7 @@ fn stopped_device_goes_down_with_an_alert_that_clears() {
     let daemon = rt.block_on(Daemon::start(dcfg.clone())).unwrap();
     let addr = daemon.local_addr();
 
-    let t = start(|c| {
+    let t = start_on(b, |c| {
         c.monitor_interval = Duration::from_millis(300);
         c.monitor_collect = Some(collect.to_string());
         c.monitor_domain = "mgr_mon".into();

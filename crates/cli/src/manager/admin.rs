@@ -1,12 +1,12 @@
 //! Offline administration: the database is opened directly (the manager
-//! may be running: SQLite's WAL lets both write).
+//! may be running: SQLite's WAL lets both write, and PostgreSQL is made
+//! for it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use manager::db::users::{self, Role};
-use manager::db::Db;
 use manager::reservation::{self, FileReservation, ReservationSource};
 
 pub const RESERVATION_ABOUT: &str = "\
@@ -46,8 +46,15 @@ pub enum UserCommand {
         /// User name.
         username: String,
         /// The manager's data directory.
-        #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
-        data_dir: PathBuf,
+        #[arg(
+            long,
+            value_name = "DIR",
+            env = "STREAMGAUGE_MANAGER_DATA",
+            required_unless_present = "db"
+        )]
+        data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        db: super::DbArgs,
         /// Role: user or admin.
         #[arg(long, default_value = "user", value_parser = ["user", "admin"])]
         role: String,
@@ -63,13 +70,15 @@ pub struct ImportArgs {
     /// Reservation description (TOML, or JSON by its .json extension).
     pub file: PathBuf,
     /// The manager's data directory.
-    #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
-    pub data_dir: PathBuf,
-}
-
-fn open(dir: &Path) -> Result<Db> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(Db::open(&dir.join("manager.db"))?)
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "STREAMGAUGE_MANAGER_DATA",
+        required_unless_present = "db"
+    )]
+    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: super::DbArgs,
 }
 
 /// Runs a user subcommand.
@@ -77,6 +86,7 @@ pub fn user(args: &UserArgs) -> Result<bool> {
     let UserCommand::Add {
         username,
         data_dir,
+        db,
         role,
         password_file,
     } = &args.command;
@@ -98,7 +108,7 @@ pub fn user(args: &UserArgs) -> Result<bool> {
     } else {
         Role::User
     };
-    let db = open(data_dir)?;
+    let db = db.open(data_dir.as_deref())?;
     let existing = db.with(|c| users::by_name(c, username))?;
     let id = match existing {
         Some(u) => {
@@ -116,7 +126,7 @@ pub fn user(args: &UserArgs) -> Result<bool> {
 /// Imports a reservation file.
 pub fn import(args: &ImportArgs) -> Result<bool> {
     let r = FileReservation::new(&args.file).reservation()?;
-    let db = open(&args.data_dir)?;
+    let db = args.db.open(args.data_dir.as_deref())?;
     let report = reservation::import(&db, &r, "cli")?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(true)

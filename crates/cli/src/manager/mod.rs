@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
@@ -18,7 +18,10 @@ OpenAPI at /api/v1/openapi.json) and the web front end, for experiments,
 capture configurations, runs on capture daemons, live plots of any
 measurement stream, devices, users and API tokens.
 
-State lives in SQLite (<data-dir>/manager.db, migrated on start). On first
+State lives in SQLite (<data-dir>/manager.db) or, with --db
+postgres://USER@HOST:PORT/DB, in a PostgreSQL database (password from
+--db-password-file or PGPASSWORD); the schema is migrated on start (on
+PostgreSQL under an advisory lock, so managers may start together). On first
 start with an empty database the user 'admin' is created with the password
 from --admin-password-file, else from STREAMGAUGE_ADMIN_PASSWORD, else a
 generated one printed once on standard error.
@@ -60,6 +63,8 @@ pub struct ManagerArgs {
     /// Directory of the manager's database (manager.db), created if missing.
     #[arg(long, value_name = "DIR", env = "STREAMGAUGE_MANAGER_DATA")]
     pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// Device credentials: lines '<name> <bearer-token>' that devices reference by name.
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
@@ -92,6 +97,53 @@ pub struct ManagerArgs {
     pub command: Option<ManagerCommand>,
 }
 
+/// Where the manager's database is (beside `--data-dir`).
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// The database instead of <data-dir>/manager.db: postgres://USER@HOST:PORT/DBNAME (or libpq key=value), or sqlite:FILE.
+    #[arg(long, value_name = "URL", env = "STREAMGAUGE_MANAGER_DB")]
+    pub db: Option<String>,
+    /// PostgreSQL password: first line of FILE (else PGPASSWORD; never put it on the command line).
+    #[arg(long, value_name = "FILE", requires = "db")]
+    pub db_password_file: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The target, if `--db` was given.
+    pub fn target(&self) -> Result<Option<manager::db::DbTarget>> {
+        let Some(url) = &self.db else {
+            return Ok(None);
+        };
+        let t = manager::db::DbTarget::parse(url).map_err(anyhow::Error::msg)?;
+        let password = match &self.db_password_file {
+            Some(f) => Some(
+                std::fs::read_to_string(f)
+                    .with_context(|| format!("reading {}", f.display()))?
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches('\r')
+                    .to_owned(),
+            ),
+            None => std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()),
+        };
+        Ok(Some(t.with_password(password)))
+    }
+
+    /// The database for an offline subcommand: `--db`, else
+    /// `<data-dir>/manager.db`.
+    pub fn open(&self, data_dir: Option<&std::path::Path>) -> Result<manager::db::Db> {
+        if let Some(t) = self.target()? {
+            return Ok(manager::db::Db::connect(&t)?);
+        }
+        let Some(dir) = data_dir else {
+            bail!("give --data-dir DIR (where manager.db is) or --db URL");
+        };
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(manager::db::Db::open(&dir.join("manager.db"))?)
+    }
+}
+
 /// Subcommands of `streamgauge manager`.
 #[derive(Debug, Subcommand)]
 pub enum ManagerCommand {
@@ -108,10 +160,16 @@ pub fn run(args: &ManagerArgs) -> Result<bool> {
         Some(ManagerCommand::User(u)) => admin::user(u),
         Some(ManagerCommand::ImportReservation(i)) => admin::import(i),
         None => {
-            let Some(dir) = &args.data_dir else {
-                bail!("give --data-dir DIR (where the manager keeps manager.db)");
+            let db = args.db.target()?;
+            let dir = match (&args.data_dir, &db) {
+                (Some(d), _) => d.clone(),
+                // Nothing else lives in the data directory.
+                (None, Some(_)) => PathBuf::new(),
+                (None, None) => {
+                    bail!("give --data-dir DIR (where the manager keeps manager.db) or --db URL")
+                }
             };
-            serve::run(args, dir)
+            serve::run(args, &dir, db)
         }
     }
 }

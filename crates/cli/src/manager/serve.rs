@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use manager::db::DbTarget;
 use manager::{Manager, ManagerConfig};
 
 use super::ManagerArgs;
@@ -26,8 +27,9 @@ fn admin_password(args: &ManagerArgs) -> Result<Option<String>> {
 }
 
 /// Validates the settings, starts the manager, stops it on a signal.
-pub fn run(args: &ManagerArgs, dir: &Path) -> Result<bool> {
+pub fn run(args: &ManagerArgs, dir: &Path, db: Option<DbTarget>) -> Result<bool> {
     let mut cfg = ManagerConfig::new(dir);
+    cfg.database = db;
     cfg.listen = args.listen;
     cfg.credentials = args.credentials.clone();
     cfg.admin_password = admin_password(args)?;

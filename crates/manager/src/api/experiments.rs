@@ -6,18 +6,22 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use httpkit::ApiResult;
+use httpkit::{ApiError, ApiResult};
 use serde::Deserialize;
-use utoipa::ToSchema;
+use serde_json::json;
+use utoipa::{IntoParams, ToSchema};
 
 use super::devices::conflict;
-use super::{access, invalid, not_found, JsonBody, P};
+use super::{access, invalid, not_found, JsonBody, P, Q};
 use crate::app::App;
 use crate::audit::record;
 use crate::auth::caller::Me;
+use crate::db::configs;
 use crate::db::devices::{self, Kind};
 use crate::db::experiments::{self, default_domain, Experiment};
+use crate::db::runs::{self, Run, RunDevice};
 use crate::db::users;
+use crate::runs::Action;
 
 /// Creating or editing an experiment.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -150,23 +154,125 @@ pub async fn update(
     Ok(Json(access::experiment(&app, &me, id)?))
 }
 
+/// Options of `DELETE /experiments/{id}`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteOptions {
+    /// Delete even when sessions on unreachable devices could not be
+    /// stopped (they are named in the answer and the audit log).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A session that deleting the experiment could not stop.
+fn unstopped(run: &Run, d: &RunDevice) -> serde_json::Value {
+    json!({"run": run.id, "device": d.device, "session": d.session,
+           "state": d.state, "reason": d.reason})
+}
+
 /// Deletes an experiment with its configurations and runs (owner/admin).
-#[utoipa::path(delete, path = "/api/v1/experiments/{id}", responses((status = 200)))]
+/// Sessions of its runs still on devices are stopped first, as
+/// `POST /runs/{id}/stop` would; when a device cannot be reached the
+/// experiment is kept (409 `sessions_not_stopped`) unless `force=true`.
+#[utoipa::path(delete, path = "/api/v1/experiments/{id}", params(DeleteOptions),
+    responses((status = 200, description = "deleted: {deleted, stopped_runs, not_stopped}"),
+              (status = 409, description = "sessions_not_stopped: details.not_stopped")))]
 pub async fn remove(
     State(app): State<Arc<App>>,
     me: Me,
     P(id): P<i64>,
+    Q(opts): Q<DeleteOptions>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let e = access::owned_experiment(&app, &me, id)?;
-    app.db.with(|c| experiments::delete(c, id))?;
+    let mut stopped_runs = Vec::new();
+    let mut not_stopped = Vec::new();
+    let mut left = Vec::new();
+    let runs = app.db.with(|c| runs::list(c, id))?;
+    for run in runs.iter().filter(|r| r.devices.iter().any(runs::is_live)) {
+        let config = app
+            .db
+            .with(|c| configs::get(c, run.config))?
+            .ok_or_else(|| not_found("configuration", run.config))?;
+        let after = crate::runs::act(&app, run, &e, &config, Action::Stop).await?;
+        record(
+            &app.db,
+            me.name(),
+            "run.stop",
+            &format!("run/{}", run.id),
+            &format!(
+                "{} -> {} (deleting experiment {})",
+                run.state, after.state, e.name
+            ),
+        );
+        let live: Vec<&RunDevice> = after.devices.iter().filter(|d| runs::is_live(d)).collect();
+        if live.is_empty() {
+            stopped_runs.push(run.id);
+        }
+        for d in live {
+            not_stopped.push(unstopped(&after, d));
+            left.push((after.id, d.device));
+        }
+    }
+    if !not_stopped.is_empty() && !opts.force {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "sessions_not_stopped",
+            format!(
+                "experiment {} is kept: {} session(s) on its devices could not be stopped \
+                 (see details.not_stopped); retry when the devices answer, or delete with \
+                 ?force=true and stop them on the devices yourself",
+                e.name,
+                not_stopped.len()
+            ),
+        )
+        .with_details(json!({"not_stopped": not_stopped, "stopped_runs": stopped_runs})));
+    }
+    // A run started while the others were being stopped is not deleted
+    // behind its owner's back.
+    let deleted = app.db.tx(|c| {
+        if runs::live_sessions(c, id)?
+            .into_iter()
+            .any(|s| !left.contains(&s))
+        {
+            return Ok(false);
+        }
+        experiments::delete(c, id)?;
+        Ok(true)
+    })?;
+    if !deleted {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!(
+                "a run of experiment {} started meanwhile: delete again",
+                e.name
+            ),
+        ));
+    }
+    let mut summary = e.name.clone();
+    if !stopped_runs.is_empty() {
+        summary.push_str(&format!("; stopped runs {stopped_runs:?}"));
+    }
+    if !not_stopped.is_empty() {
+        summary.push_str(&format!(
+            "; forced: sessions left on unreachable devices {}",
+            serde_json::Value::from(not_stopped.clone())
+        ));
+        tracing::warn!(experiment = %e.name, sessions = %serde_json::Value::from(not_stopped.clone()),
+            "experiment deleted with sessions that could not be stopped");
+    }
     record(
         &app.db,
         me.name(),
         "experiment.delete",
         &format!("experiment/{id}"),
-        &e.name,
+        &summary,
     );
-    Ok(Json(serde_json::json!({"deleted": id})))
+    Ok(Json(json!({
+        "deleted": id,
+        "stopped_runs": stopped_runs,
+        "not_stopped": not_stopped,
+    })))
 }
 
 /// Adds a member (owner/admin).

@@ -4,9 +4,8 @@
 //! An expired session is kept (answered 401 `session_expired`, so the
 //! page can say why) until it is a day past its expiry.
 
-use rusqlite::{Connection, OptionalExtension};
-
 use crate::db::users::{self, User};
+use crate::db::{Conn, Result};
 
 /// The cookie's name.
 pub const COOKIE: &str = "sg_session";
@@ -28,7 +27,7 @@ pub enum Lookup {
 }
 
 /// Starts a session for `user`; returns `(cookie value, csrf token)`.
-pub fn create(c: &Connection, user: i64, ttl_s: i64) -> rusqlite::Result<(String, String)> {
+pub fn create(c: &Conn<'_>, user: i64, ttl_s: i64) -> Result<(String, String)> {
     let id = super::random_hex(32);
     let csrf = super::random_hex(32);
     let now = crate::now_s();
@@ -41,14 +40,12 @@ pub fn create(c: &Connection, user: i64, ttl_s: i64) -> rusqlite::Result<(String
 }
 
 /// Looks up a cookie value.
-pub fn lookup(c: &Connection, id: &str) -> rusqlite::Result<Lookup> {
-    let row: Option<(i64, String, i64)> = c
-        .query_row(
-            "SELECT user_id, csrf, expires_unix_s FROM web_sessions WHERE id_hash = ?1",
-            [super::digest(id)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
+pub fn lookup(c: &Conn<'_>, id: &str) -> Result<Lookup> {
+    let row: Option<(i64, String, i64)> = c.query_opt(
+        "SELECT user_id, csrf, expires_unix_s FROM web_sessions WHERE id_hash = ?1",
+        [super::digest(id)],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     let Some((uid, csrf, expires)) = row else {
         return Ok(Lookup::Unknown);
     };
@@ -62,7 +59,7 @@ pub fn lookup(c: &Connection, id: &str) -> rusqlite::Result<Lookup> {
 }
 
 /// Ends a session (logout).
-pub fn delete(c: &Connection, id: &str) -> rusqlite::Result<()> {
+pub fn delete(c: &Conn<'_>, id: &str) -> Result<()> {
     c.execute(
         "DELETE FROM web_sessions WHERE id_hash = ?1",
         [super::digest(id)],
@@ -71,7 +68,7 @@ pub fn delete(c: &Connection, id: &str) -> rusqlite::Result<()> {
 }
 
 /// Forgets sessions more than a day past their expiry.
-pub fn purge(c: &Connection) -> rusqlite::Result<usize> {
+pub fn purge(c: &Conn<'_>) -> Result<u64> {
     c.execute(
         "DELETE FROM web_sessions WHERE expires_unix_s < ?1",
         [crate::now_s() - 86_400],

@@ -2,7 +2,7 @@
 //! passwords, token secrets or device credentials (the callers build them
 //! from names and ids only).
 
-use rusqlite::Connection;
+use super::{Conn, Result};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -24,34 +24,29 @@ pub struct AuditEntry {
 }
 
 /// Appends an entry.
-pub fn write(
-    c: &Connection,
-    user: &str,
-    action: &str,
-    object: &str,
-    summary: &str,
-) -> rusqlite::Result<()> {
+pub fn write(c: &Conn<'_>, user: &str, action: &str, object: &str, summary: &str) -> Result<()> {
     c.execute(
-        "INSERT INTO audit (time_unix_s, user, action, object, summary) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO audit (time_unix_s, \"user\", action, object, summary) VALUES (?1, ?2, ?3, ?4, ?5)",
         (crate::now_s(), user, action, object, summary),
     )?;
     Ok(())
 }
 
 /// The newest `limit` entries, newest first.
-pub fn newest(c: &Connection, limit: i64) -> rusqlite::Result<Vec<AuditEntry>> {
-    let mut s = c.prepare(
-        "SELECT id, time_unix_s, user, action, object, summary FROM audit ORDER BY id DESC LIMIT ?1",
-    )?;
-    let rows = s.query_map([limit], |r| {
-        Ok(AuditEntry {
-            id: r.get(0)?,
-            time_unix_s: r.get(1)?,
-            user: r.get(2)?,
-            action: r.get(3)?,
-            object: r.get(4)?,
-            summary: r.get(5)?,
-        })
-    })?;
-    rows.collect()
+pub fn newest(c: &Conn<'_>, limit: i64) -> Result<Vec<AuditEntry>> {
+    c.query_map(
+        "SELECT id, time_unix_s, \"user\", action, object, summary FROM audit
+         ORDER BY id DESC LIMIT ?1",
+        [limit],
+        |r| {
+            Ok(AuditEntry {
+                id: r.get(0)?,
+                time_unix_s: r.get(1)?,
+                user: r.get(2)?,
+                action: r.get(3)?,
+                object: r.get(4)?,
+                summary: r.get(5)?,
+            })
+        },
+    )
 }

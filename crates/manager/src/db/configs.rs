@@ -1,7 +1,7 @@
 //! Saved capture configurations. `version` detects concurrent edits: an
 //! update names the version it edits and fails when the stored one moved.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use super::{Conn, Result, Row};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -81,7 +81,7 @@ pub struct ConfigInput {
 
 const COLS: &str = "id, experiment, name, device, version, storage, session, metadata";
 
-fn config(r: &Row<'_>) -> rusqlite::Result<Config> {
+fn config(r: &Row) -> Result<Config> {
     let storage: String = r.get(5)?;
     Ok(Config {
         id: r.get(0)?,
@@ -104,29 +104,28 @@ fn metadata_text(v: &serde_json::Value) -> String {
 }
 
 /// One configuration.
-pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Config>> {
-    c.query_row(
+pub fn get(c: &Conn<'_>, id: i64) -> Result<Option<Config>> {
+    c.query_opt(
         &format!("SELECT {COLS} FROM configs WHERE id = ?1"),
         [id],
         config,
     )
-    .optional()
 }
 
 /// An experiment's configurations, by name.
-pub fn list(c: &Connection, experiment: i64) -> rusqlite::Result<Vec<Config>> {
-    let mut s = c.prepare(&format!(
-        "SELECT {COLS} FROM configs WHERE experiment = ?1 ORDER BY name"
-    ))?;
-    let rows = s.query_map([experiment], config)?;
-    rows.collect()
+pub fn list(c: &Conn<'_>, experiment: i64) -> Result<Vec<Config>> {
+    c.query_map(
+        &format!("SELECT {COLS} FROM configs WHERE experiment = ?1 ORDER BY name"),
+        [experiment],
+        config,
+    )
 }
 
 /// Saves a new (validated) configuration.
-pub fn create(c: &Connection, experiment: i64, i: &ConfigInput) -> rusqlite::Result<i64> {
-    c.execute(
+pub fn create(c: &Conn<'_>, experiment: i64, i: &ConfigInput) -> Result<i64> {
+    c.insert(
         "INSERT INTO configs (experiment, name, device, storage, session, metadata)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         (
             experiment,
             &i.name,
@@ -135,12 +134,11 @@ pub fn create(c: &Connection, experiment: i64, i: &ConfigInput) -> rusqlite::Res
             i.session.to_string(),
             metadata_text(&i.metadata),
         ),
-    )?;
-    Ok(c.last_insert_rowid())
+    )
 }
 
 /// Replaces a configuration if its stored version is `version`.
-pub fn update(c: &Connection, id: i64, version: i64, i: &ConfigInput) -> rusqlite::Result<bool> {
+pub fn update(c: &Conn<'_>, id: i64, version: i64, i: &ConfigInput) -> Result<bool> {
     let n = c.execute(
         "UPDATE configs SET name = ?3, device = ?4, storage = ?5, session = ?6, metadata = ?7,
              version = version + 1 WHERE id = ?1 AND version = ?2",
@@ -158,6 +156,6 @@ pub fn update(c: &Connection, id: i64, version: i64, i: &ConfigInput) -> rusqlit
 }
 
 /// Deletes a configuration (refused while runs use it: 409).
-pub fn delete(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+pub fn delete(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM configs WHERE id = ?1", [id])
 }

@@ -2,7 +2,7 @@
 //! servers). A device names its credential (`credential_ref`); the secret
 //! itself lives in the manager's credentials file, never here.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use super::{Conn, Result, Row};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -120,11 +120,11 @@ pub struct DeviceInput {
 const COLS: &str = "id, name, kind, site, hostname, port, description, credential_ref, \
                     capabilities, status, last_seen_unix_s, version";
 
-fn device(r: &Row<'_>) -> rusqlite::Result<Device> {
+fn device(r: &Row) -> Result<Device> {
     Ok(Device {
         id: r.get(0)?,
         name: r.get(1)?,
-        kind: Kind::parse(&r.get::<_, String>(2)?),
+        kind: Kind::parse(&r.get::<String>(2)?),
         site: r.get(3)?,
         hostname: r.get(4)?,
         port: r.get(5)?,
@@ -138,37 +138,37 @@ fn device(r: &Row<'_>) -> rusqlite::Result<Device> {
 }
 
 /// Every device, by name.
-pub fn list(c: &Connection) -> rusqlite::Result<Vec<Device>> {
-    let mut s = c.prepare(&format!("SELECT {COLS} FROM devices ORDER BY name"))?;
-    let rows = s.query_map([], device)?;
-    rows.collect()
+pub fn list(c: &Conn<'_>) -> Result<Vec<Device>> {
+    c.query_map(
+        &format!("SELECT {COLS} FROM devices ORDER BY name"),
+        (),
+        device,
+    )
 }
 
 /// One device.
-pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Device>> {
-    c.query_row(
+pub fn get(c: &Conn<'_>, id: i64) -> Result<Option<Device>> {
+    c.query_opt(
         &format!("SELECT {COLS} FROM devices WHERE id = ?1"),
         [id],
         device,
     )
-    .optional()
 }
 
 /// One device by name.
-pub fn by_name(c: &Connection, name: &str) -> rusqlite::Result<Option<Device>> {
-    c.query_row(
+pub fn by_name(c: &Conn<'_>, name: &str) -> Result<Option<Device>> {
+    c.query_opt(
         &format!("SELECT {COLS} FROM devices WHERE name = ?1"),
         [name],
         device,
     )
-    .optional()
 }
 
 /// Adds a device (status `unknown` until polled).
-pub fn create(c: &Connection, d: &DeviceInput) -> rusqlite::Result<i64> {
-    c.execute(
+pub fn create(c: &Conn<'_>, d: &DeviceInput) -> Result<i64> {
+    c.insert(
         "INSERT INTO devices (name, kind, site, hostname, port, description, credential_ref)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
         (
             &d.name,
             d.kind.as_str(),
@@ -178,13 +178,12 @@ pub fn create(c: &Connection, d: &DeviceInput) -> rusqlite::Result<i64> {
             &d.description,
             &d.credential_ref,
         ),
-    )?;
-    Ok(c.last_insert_rowid())
+    )
 }
 
 /// Replaces the administrator's fields if the stored version is
 /// `version`; returns whether it was.
-pub fn update(c: &Connection, id: i64, version: i64, d: &DeviceInput) -> rusqlite::Result<bool> {
+pub fn update(c: &Conn<'_>, id: i64, version: i64, d: &DeviceInput) -> Result<bool> {
     let n = c.execute(
         "UPDATE devices SET name = ?3, kind = ?4, site = ?5, hostname = ?6, port = ?7,
              description = ?8, credential_ref = ?9, version = version + 1
@@ -206,11 +205,11 @@ pub fn update(c: &Connection, id: i64, version: i64, d: &DeviceInput) -> rusqlit
 
 /// Records what a poll found.
 pub fn set_seen(
-    c: &Connection,
+    c: &Conn<'_>,
     id: i64,
     status: &str,
     capabilities: Option<&serde_json::Value>,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     if status == "up" {
         c.execute(
             "UPDATE devices SET status = 'up', last_seen_unix_s = ?2,
@@ -224,33 +223,34 @@ pub fn set_seen(
 }
 
 /// Deletes a device.
-pub fn delete(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+pub fn delete(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
 /// Every site.
-pub fn sites(c: &Connection) -> rusqlite::Result<Vec<Site>> {
-    let mut s = c.prepare("SELECT id, name, description FROM sites ORDER BY name")?;
-    let rows = s.query_map([], |r| {
-        Ok(Site {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            description: r.get(2)?,
-        })
-    })?;
-    rows.collect()
+pub fn sites(c: &Conn<'_>) -> Result<Vec<Site>> {
+    c.query_map(
+        "SELECT id, name, description FROM sites ORDER BY name",
+        (),
+        |r| {
+            Ok(Site {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                description: r.get(2)?,
+            })
+        },
+    )
 }
 
 /// Adds a site.
-pub fn create_site(c: &Connection, name: &str, description: &str) -> rusqlite::Result<i64> {
-    c.execute(
-        "INSERT INTO sites (name, description) VALUES (?1, ?2)",
+pub fn create_site(c: &Conn<'_>, name: &str, description: &str) -> Result<i64> {
+    c.insert(
+        "INSERT INTO sites (name, description) VALUES (?1, ?2) RETURNING id",
         (name, description),
-    )?;
-    Ok(c.last_insert_rowid())
+    )
 }
 
 /// Deletes a site (its devices keep existing, without a site).
-pub fn delete_site(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+pub fn delete_site(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM sites WHERE id = ?1", [id])
 }

@@ -1,6 +1,6 @@
 //! Experiments and their members.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use super::{Conn, Result, Row};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -45,7 +45,7 @@ pub fn default_domain(name: &str) -> String {
 const COLS: &str =
     "e.id, e.name, e.domain, u.username, e.owner, e.collector, e.description, e.version";
 
-fn experiment(r: &Row<'_>) -> rusqlite::Result<Experiment> {
+fn experiment(r: &Row) -> Result<Experiment> {
     Ok(Experiment {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -59,74 +59,69 @@ fn experiment(r: &Row<'_>) -> rusqlite::Result<Experiment> {
     })
 }
 
-fn with_members(c: &Connection, mut e: Experiment) -> rusqlite::Result<Experiment> {
-    let mut s = c.prepare(
+fn with_members(c: &Conn<'_>, mut e: Experiment) -> Result<Experiment> {
+    e.members = c.query_map(
         "SELECT u.username FROM experiment_members m JOIN users u ON u.id = m.user_id
          WHERE m.experiment = ?1 ORDER BY u.username",
+        [e.id],
+        |r| r.get(0),
     )?;
-    e.members = s
-        .query_map([e.id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
     Ok(e)
 }
 
 /// One experiment (whoever may see it).
-pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Experiment>> {
-    let e = c
-        .query_row(
-            &format!(
-                "SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner WHERE e.id = ?1"
-            ),
-            [id],
-            experiment,
-        )
-        .optional()?;
+pub fn get(c: &Conn<'_>, id: i64) -> Result<Option<Experiment>> {
+    let e = c.query_opt(
+        &format!("SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner WHERE e.id = ?1"),
+        [id],
+        experiment,
+    )?;
     e.map(|e| with_members(c, e)).transpose()
 }
 
 /// The experiments `user` owns or belongs to (`None`: all, for admins).
-pub fn list(c: &Connection, user: Option<i64>) -> rusqlite::Result<Vec<Experiment>> {
-    let mut s = c.prepare(&format!(
-        "SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner
-         WHERE ?1 IS NULL OR e.owner = ?1
-            OR EXISTS (SELECT 1 FROM experiment_members m WHERE m.experiment = e.id AND m.user_id = ?1)
-         ORDER BY e.name"
-    ))?;
-    let found: Vec<Experiment> = s
-        .query_map([user], experiment)?
-        .collect::<rusqlite::Result<_>>()?;
+pub fn list(c: &Conn<'_>, user: Option<i64>) -> Result<Vec<Experiment>> {
+    let found = c.query_map(
+        &format!(
+            "SELECT {COLS} FROM experiments e JOIN users u ON u.id = e.owner
+             WHERE CAST(?1 AS BIGINT) IS NULL OR e.owner = ?1
+                OR EXISTS (SELECT 1 FROM experiment_members m WHERE m.experiment = e.id AND m.user_id = ?1)
+             ORDER BY e.name"
+        ),
+        [user],
+        experiment,
+    )?;
     found.into_iter().map(|e| with_members(c, e)).collect()
 }
 
 /// Whether `user` belongs to experiment `id` (as owner or member).
-pub fn is_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<bool> {
-    c.query_row(
+pub fn is_member(c: &Conn<'_>, id: i64, user: i64) -> Result<bool> {
+    c.query_one(
         "SELECT EXISTS (SELECT 1 FROM experiments WHERE id = ?1 AND owner = ?2)
              OR EXISTS (SELECT 1 FROM experiment_members WHERE experiment = ?1 AND user_id = ?2)",
         [id, user],
-        |r| r.get(0),
     )
 }
 
 /// Creates an experiment owned by `owner`.
 pub fn create(
-    c: &Connection,
+    c: &Conn<'_>,
     name: &str,
     domain: &str,
     owner: i64,
     collector: Option<i64>,
     description: &str,
-) -> rusqlite::Result<i64> {
-    c.execute(
-        "INSERT INTO experiments (name, domain, owner, collector, description) VALUES (?1, ?2, ?3, ?4, ?5)",
+) -> Result<i64> {
+    c.insert(
+        "INSERT INTO experiments (name, domain, owner, collector, description)
+         VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
         (name, domain, owner, collector, description),
-    )?;
-    Ok(c.last_insert_rowid())
+    )
 }
 
 /// Edits name, domain, collector and description if the stored version
 /// is `version`.
-pub fn update(c: &Connection, id: i64, version: i64, e: &Experiment) -> rusqlite::Result<bool> {
+pub fn update(c: &Conn<'_>, id: i64, version: i64, e: &Experiment) -> Result<bool> {
     let n = c.execute(
         "UPDATE experiments SET name = ?3, domain = ?4, collector = ?5, description = ?6,
              version = version + 1 WHERE id = ?1 AND version = ?2",
@@ -135,24 +130,26 @@ pub fn update(c: &Connection, id: i64, version: i64, e: &Experiment) -> rusqlite
     Ok(n == 1)
 }
 
-/// Deletes an experiment with its configurations and runs.
-pub fn delete(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+/// Deletes an experiment with its configurations and runs (the caller
+/// stops their sessions on the devices first: [`live_sessions`]).
+pub fn delete(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM runs WHERE experiment = ?1", [id])?;
     c.execute("DELETE FROM configs WHERE experiment = ?1", [id])?;
     c.execute("DELETE FROM experiments WHERE id = ?1", [id])
 }
 
 /// Adds a member (idempotent).
-pub fn add_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<()> {
+pub fn add_member(c: &Conn<'_>, id: i64, user: i64) -> Result<()> {
     c.execute(
-        "INSERT OR IGNORE INTO experiment_members (experiment, user_id) VALUES (?1, ?2)",
+        "INSERT INTO experiment_members (experiment, user_id) VALUES (?1, ?2)
+         ON CONFLICT DO NOTHING",
         [id, user],
     )?;
     Ok(())
 }
 
 /// Removes a member; returns whether they were one.
-pub fn remove_member(c: &Connection, id: i64, user: i64) -> rusqlite::Result<bool> {
+pub fn remove_member(c: &Conn<'_>, id: i64, user: i64) -> Result<bool> {
     Ok(c.execute(
         "DELETE FROM experiment_members WHERE experiment = ?1 AND user_id = ?2",
         [id, user],

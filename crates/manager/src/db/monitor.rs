@@ -1,6 +1,6 @@
 //! Monitoring snapshots and alerts.
 
-use rusqlite::{Connection, OptionalExtension};
+use super::{Conn, Result, Row};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -34,7 +34,7 @@ pub struct Alert {
 }
 
 /// Stores a snapshot.
-pub fn insert(c: &Connection, s: &Snapshot) -> rusqlite::Result<()> {
+pub fn insert(c: &Conn<'_>, s: &Snapshot) -> Result<()> {
     c.execute(
         "INSERT INTO snapshots (device, time_unix_s, status, latency_ms, data) VALUES (?1, ?2, ?3, ?4, ?5)",
         (s.device, s.time_unix_s, &s.status, s.latency_ms, s.data.to_string()),
@@ -42,49 +42,41 @@ pub fn insert(c: &Connection, s: &Snapshot) -> rusqlite::Result<()> {
     Ok(())
 }
 
+fn snapshot(r: &Row) -> Result<Snapshot> {
+    Ok(Snapshot {
+        device: r.get(0)?,
+        time_unix_s: r.get(1)?,
+        status: r.get(2)?,
+        latency_ms: r.get(3)?,
+        data: super::json_col(r.get(4)?),
+    })
+}
+
 /// A device's snapshots since `since`, oldest first (at most 10 000).
-pub fn since(c: &Connection, device: i64, since: i64) -> rusqlite::Result<Vec<Snapshot>> {
-    let mut s = c.prepare(
+pub fn since(c: &Conn<'_>, device: i64, since: i64) -> Result<Vec<Snapshot>> {
+    c.query_map(
         "SELECT device, time_unix_s, status, latency_ms, data FROM snapshots
          WHERE device = ?1 AND time_unix_s >= ?2 ORDER BY id LIMIT 10000",
-    )?;
-    let rows = s.query_map([device, since], |r| {
-        Ok(Snapshot {
-            device: r.get(0)?,
-            time_unix_s: r.get(1)?,
-            status: r.get(2)?,
-            latency_ms: r.get(3)?,
-            data: super::json_col(r.get(4)?),
-        })
-    })?;
-    rows.collect()
+        [device, since],
+        snapshot,
+    )
 }
 
 /// The latest snapshot of a device.
-pub fn latest(c: &Connection, device: i64) -> rusqlite::Result<Option<Snapshot>> {
-    c.query_row(
+pub fn latest(c: &Conn<'_>, device: i64) -> Result<Option<Snapshot>> {
+    c.query_opt(
         "SELECT device, time_unix_s, status, latency_ms, data FROM snapshots
          WHERE device = ?1 ORDER BY id DESC LIMIT 1",
         [device],
-        |r| {
-            Ok(Snapshot {
-                device: r.get(0)?,
-                time_unix_s: r.get(1)?,
-                status: r.get(2)?,
-                latency_ms: r.get(3)?,
-                data: super::json_col(r.get(4)?),
-            })
-        },
+        snapshot,
     )
-    .optional()
 }
 
 /// Raises an alert unless one of that kind is active for the device.
-pub fn raise(c: &Connection, device: i64, kind: &str, message: &str) -> rusqlite::Result<bool> {
-    let active: bool = c.query_row(
+pub fn raise(c: &Conn<'_>, device: i64, kind: &str, message: &str) -> Result<bool> {
+    let active: bool = c.query_one(
         "SELECT EXISTS (SELECT 1 FROM alerts WHERE device = ?1 AND kind = ?2 AND cleared_unix_s IS NULL)",
         (device, kind),
-        |r| r.get(0),
     )?;
     if active {
         return Ok(false);
@@ -97,7 +89,7 @@ pub fn raise(c: &Connection, device: i64, kind: &str, message: &str) -> rusqlite
 }
 
 /// Clears the device's active alert of that kind, if any.
-pub fn clear(c: &Connection, device: i64, kind: &str) -> rusqlite::Result<bool> {
+pub fn clear(c: &Conn<'_>, device: i64, kind: &str) -> Result<bool> {
     Ok(c.execute(
         "UPDATE alerts SET cleared_unix_s = ?3 WHERE device = ?1 AND kind = ?2 AND cleared_unix_s IS NULL",
         (device, kind, crate::now_s()),
@@ -105,17 +97,17 @@ pub fn clear(c: &Connection, device: i64, kind: &str) -> rusqlite::Result<bool> 
 }
 
 /// Active alerts, oldest first.
-pub fn active(c: &Connection) -> rusqlite::Result<Vec<Alert>> {
-    let mut s = c.prepare(
+pub fn active(c: &Conn<'_>) -> Result<Vec<Alert>> {
+    c.query_map(
         "SELECT device, kind, since_unix_s, message FROM alerts WHERE cleared_unix_s IS NULL ORDER BY id",
-    )?;
-    let rows = s.query_map([], |r| {
-        Ok(Alert {
-            device: r.get(0)?,
-            kind: r.get(1)?,
-            since: r.get(2)?,
-            message: r.get(3)?,
-        })
-    })?;
-    rows.collect()
+        (),
+        |r| {
+            Ok(Alert {
+                device: r.get(0)?,
+                kind: r.get(1)?,
+                since: r.get(2)?,
+                message: r.get(3)?,
+            })
+        },
+    )
 }

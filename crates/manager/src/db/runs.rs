@@ -1,7 +1,7 @@
 //! Runs (a configuration applied to one or more devices), their
 //! per-device state and their event log.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use super::{Conn, Result, Row};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -47,7 +47,7 @@ pub struct RunEvent {
     pub message: String,
 }
 
-fn run(r: &Row<'_>) -> rusqlite::Result<Run> {
+fn run(r: &Row) -> Result<Run> {
     Ok(Run {
         id: r.get(0)?,
         experiment: r.get(1)?,
@@ -58,13 +58,12 @@ fn run(r: &Row<'_>) -> rusqlite::Result<Run> {
     })
 }
 
-fn with_devices(c: &Connection, mut run: Run) -> rusqlite::Result<Run> {
-    let mut s = c.prepare(
+fn with_devices(c: &Conn<'_>, mut run: Run) -> Result<Run> {
+    run.devices = c.query_map(
         "SELECT device, session, state, reason, created_on_device FROM run_devices
          WHERE run = ?1 ORDER BY device",
-    )?;
-    run.devices = s
-        .query_map([run.id], |r| {
+        [run.id],
+        |r| {
             Ok(RunDevice {
                 device: r.get(0)?,
                 session: r.get(1)?,
@@ -72,59 +71,76 @@ fn with_devices(c: &Connection, mut run: Run) -> rusqlite::Result<Run> {
                 reason: r.get(3)?,
                 created_on_device: r.get(4)?,
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+        },
+    )?;
     Ok(run)
 }
 
 /// One run with its devices.
-pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {
-    let r = c
-        .query_row(
-            "SELECT id, experiment, config, state, created_unix_s FROM runs WHERE id = ?1",
-            [id],
-            run,
-        )
-        .optional()?;
+pub fn get(c: &Conn<'_>, id: i64) -> Result<Option<Run>> {
+    let r = c.query_opt(
+        "SELECT id, experiment, config, state, created_unix_s FROM runs WHERE id = ?1",
+        [id],
+        run,
+    )?;
     r.map(|r| with_devices(c, r)).transpose()
 }
 
 /// An experiment's runs, newest first.
-pub fn list(c: &Connection, experiment: i64) -> rusqlite::Result<Vec<Run>> {
-    let mut s = c.prepare(
+pub fn list(c: &Conn<'_>, experiment: i64) -> Result<Vec<Run>> {
+    let found = c.query_map(
         "SELECT id, experiment, config, state, created_unix_s FROM runs
          WHERE experiment = ?1 ORDER BY id DESC",
+        [experiment],
+        run,
     )?;
-    let found: Vec<Run> = s
-        .query_map([experiment], run)?
-        .collect::<rusqlite::Result<_>>()?;
     found.into_iter().map(|r| with_devices(c, r)).collect()
 }
 
 /// Every device of every run in `states` (the monitor's view of what
 /// should be running).
-pub fn active_sessions(c: &Connection) -> rusqlite::Result<Vec<(i64, i64, String)>> {
-    let mut s = c.prepare(
+pub fn active_sessions(c: &Conn<'_>) -> Result<Vec<(i64, i64, String)>> {
+    c.query_map(
         "SELECT run, device, session FROM run_devices WHERE state IN ('running', 'paused')",
-    )?;
-    let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    rows.collect()
+        (),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+}
+
+/// Whether a device of a run may still have a session on the device
+/// that is not stopped: created there and `created`, `running` or
+/// `paused` (a failed stop leaves the state as it was).
+pub fn is_live(d: &RunDevice) -> bool {
+    d.created_on_device && matches!(d.state.as_str(), "created" | "running" | "paused")
+}
+
+/// The `(run, device)` pairs of an experiment whose sessions may still
+/// exist unstopped on their devices ([`is_live`]).
+pub fn live_sessions(c: &Conn<'_>, experiment: i64) -> Result<Vec<(i64, i64)>> {
+    c.query_map(
+        "SELECT d.run, d.device FROM run_devices d JOIN runs r ON r.id = d.run
+         WHERE r.experiment = ?1 AND d.created_on_device
+           AND d.state IN ('created', 'running', 'paused')
+         ORDER BY d.run, d.device",
+        [experiment],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
 /// Creates a run in state `created` with its devices; session names are
 /// derived from the run id, so they are written after the insert.
 pub fn create(
-    c: &Connection,
+    c: &Conn<'_>,
     experiment: i64,
     config: i64,
     devices: &[i64],
     session_name: impl Fn(i64) -> String,
-) -> rusqlite::Result<i64> {
-    c.execute(
-        "INSERT INTO runs (experiment, config, state, created_unix_s) VALUES (?1, ?2, 'created', ?3)",
+) -> Result<i64> {
+    let id = c.insert(
+        "INSERT INTO runs (experiment, config, state, created_unix_s) VALUES (?1, ?2, 'created', ?3)
+         RETURNING id",
         (experiment, config, crate::now_s()),
     )?;
-    let id = c.last_insert_rowid();
     let name = session_name(id);
     for d in devices {
         c.execute(
@@ -137,13 +153,13 @@ pub fn create(
 
 /// Records a device's state in a run.
 pub fn set_device(
-    c: &Connection,
+    c: &Conn<'_>,
     run: i64,
     device: i64,
     state: &str,
     reason: Option<&str>,
     created_on_device: bool,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     c.execute(
         "UPDATE run_devices SET state = ?3, reason = ?4, created_on_device = ?5
          WHERE run = ?1 AND device = ?2",
@@ -153,13 +169,13 @@ pub fn set_device(
 }
 
 /// Records the run's overall state.
-pub fn set_state(c: &Connection, run: i64, state: &str) -> rusqlite::Result<()> {
+pub fn set_state(c: &Conn<'_>, run: i64, state: &str) -> Result<()> {
     c.execute("UPDATE runs SET state = ?2 WHERE id = ?1", (run, state))?;
     Ok(())
 }
 
 /// Appends to the run's log.
-pub fn event(c: &Connection, run: i64, message: &str) -> rusqlite::Result<()> {
+pub fn event(c: &Conn<'_>, run: i64, message: &str) -> Result<()> {
     c.execute(
         "INSERT INTO run_events (run, time_unix_s, message) VALUES (?1, ?2, ?3)",
         (run, crate::now_f64(), message),
@@ -168,14 +184,15 @@ pub fn event(c: &Connection, run: i64, message: &str) -> rusqlite::Result<()> {
 }
 
 /// The run's log, oldest first.
-pub fn events(c: &Connection, run: i64) -> rusqlite::Result<Vec<RunEvent>> {
-    let mut s =
-        c.prepare("SELECT time_unix_s, message FROM run_events WHERE run = ?1 ORDER BY id")?;
-    let rows = s.query_map([run], |r| {
-        Ok(RunEvent {
-            time_unix_s: r.get(0)?,
-            message: r.get(1)?,
-        })
-    })?;
-    rows.collect()
+pub fn events(c: &Conn<'_>, run: i64) -> Result<Vec<RunEvent>> {
+    c.query_map(
+        "SELECT time_unix_s, message FROM run_events WHERE run = ?1 ORDER BY id",
+        [run],
+        |r| {
+            Ok(RunEvent {
+                time_unix_s: r.get(0)?,
+                message: r.get(1)?,
+            })
+        },
+    )
 }

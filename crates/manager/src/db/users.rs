@@ -1,6 +1,6 @@
 //! Users and their roles.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use super::{Conn, Result, Row};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -44,72 +44,72 @@ pub struct User {
     pub role: Role,
 }
 
-fn user(r: &Row<'_>) -> rusqlite::Result<User> {
+fn user(r: &Row) -> Result<User> {
     Ok(User {
         id: r.get(0)?,
         username: r.get(1)?,
-        role: Role::parse(&r.get::<_, String>(2)?),
+        role: Role::parse(&r.get::<String>(2)?),
     })
 }
 
 /// Creates a user with an already computed hash.
-pub fn create(c: &Connection, username: &str, hash: &str, role: Role) -> rusqlite::Result<User> {
-    c.execute(
-        "INSERT INTO users (username, password_hash, role, created_unix_s) VALUES (?1, ?2, ?3, ?4)",
+pub fn create(c: &Conn<'_>, username: &str, hash: &str, role: Role) -> Result<User> {
+    let id = c.insert(
+        "INSERT INTO users (username, password_hash, role, created_unix_s) VALUES (?1, ?2, ?3, ?4)
+         RETURNING id",
         (username, hash, role.as_str(), crate::now_s()),
     )?;
     Ok(User {
-        id: c.last_insert_rowid(),
+        id,
         username: username.to_owned(),
         role,
     })
 }
 
 /// How many users exist (0: first start, bootstrap the admin).
-pub fn count(c: &Connection) -> rusqlite::Result<i64> {
-    c.query_row("SELECT count(*) FROM users", [], |r| r.get(0))
+pub fn count(c: &Conn<'_>) -> Result<i64> {
+    c.query_one("SELECT count(*) FROM users", ())
 }
 
 /// Every user, by name.
-pub fn list(c: &Connection) -> rusqlite::Result<Vec<User>> {
-    let mut s = c.prepare("SELECT id, username, role FROM users ORDER BY username")?;
-    let rows = s.query_map([], user)?;
-    rows.collect()
+pub fn list(c: &Conn<'_>) -> Result<Vec<User>> {
+    c.query_map(
+        "SELECT id, username, role FROM users ORDER BY username",
+        (),
+        user,
+    )
 }
 
 /// One user by id.
-pub fn get(c: &Connection, id: i64) -> rusqlite::Result<Option<User>> {
-    c.query_row(
+pub fn get(c: &Conn<'_>, id: i64) -> Result<Option<User>> {
+    c.query_opt(
         "SELECT id, username, role FROM users WHERE id = ?1",
         [id],
         user,
     )
-    .optional()
 }
 
 /// One user by name.
-pub fn by_name(c: &Connection, username: &str) -> rusqlite::Result<Option<User>> {
-    c.query_row(
+pub fn by_name(c: &Conn<'_>, username: &str) -> Result<Option<User>> {
+    c.query_opt(
         "SELECT id, username, role FROM users WHERE username = ?1",
         [username],
         user,
     )
-    .optional()
 }
 
 /// The user and their stored hash, for login.
-pub fn credentials(c: &Connection, username: &str) -> rusqlite::Result<Option<(User, String)>> {
-    c.query_row(
+pub fn credentials(c: &Conn<'_>, username: &str) -> Result<Option<(User, String)>> {
+    c.query_opt(
         "SELECT id, username, role, password_hash FROM users WHERE username = ?1",
         [username],
         |r| Ok((user(r)?, r.get(3)?)),
     )
-    .optional()
 }
 
 /// Replaces a user's password hash (and ends their sessions, so a
 /// changed password locks out whoever had the old one).
-pub fn set_password(c: &Connection, id: i64, hash: &str) -> rusqlite::Result<usize> {
+pub fn set_password(c: &Conn<'_>, id: i64, hash: &str) -> Result<u64> {
     let n = c.execute(
         "UPDATE users SET password_hash = ?2 WHERE id = ?1",
         (id, hash),
@@ -119,7 +119,7 @@ pub fn set_password(c: &Connection, id: i64, hash: &str) -> rusqlite::Result<usi
 }
 
 /// Changes a user's role.
-pub fn set_role(c: &Connection, id: i64, role: Role) -> rusqlite::Result<usize> {
+pub fn set_role(c: &Conn<'_>, id: i64, role: Role) -> Result<u64> {
     c.execute(
         "UPDATE users SET role = ?2 WHERE id = ?1",
         (id, role.as_str()),
@@ -127,6 +127,6 @@ pub fn set_role(c: &Connection, id: i64, role: Role) -> rusqlite::Result<usize> 
 }
 
 /// Deletes a user (their sessions and tokens go with them).
-pub fn delete(c: &Connection, id: i64) -> rusqlite::Result<usize> {
+pub fn delete(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM users WHERE id = ?1", [id])
 }

@@ -1,10 +1,16 @@
-//! Test helpers: a manager on loopback with a fresh data directory, and a
-//! small HTTP client that keeps the session cookie and CSRF token the
-//! way a browser page does.
+//! Test helpers: a manager on loopback with a fresh data directory (and,
+//! for the PostgreSQL backend, a fresh database in the test binary's
+//! throwaway cluster), and a small HTTP client that keeps the session
+//! cookie and CSRF token the way a browser page does.
+//!
+//! Tests that exercise the database are written once as `fn name(b:
+//! Backend)` and run on both backends by [`on_both_backends!`], which
+//! makes the test functions `name::sqlite` and `name::postgres`.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
+use manager::db::{Db, DbTarget};
 use manager::{Manager, ManagerConfig};
 use serde_json::Value;
 
@@ -17,6 +23,49 @@ pub struct TestManager {
     pub manager: Option<Manager>,
     pub dir: tempfile::TempDir,
     pub base: String,
+    /// Where its database is.
+    pub db: DbTarget,
+}
+
+/// The manager's database backend under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `<data-dir>/manager.db`.
+    Sqlite,
+    /// A fresh database in the throwaway cluster (crates/pgtemp).
+    Postgres,
+}
+
+/// Runs each named `fn(Backend)` as two tests, `name::sqlite` and
+/// `name::postgres`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name($crate::common::Backend::Sqlite)
+            }
+            #[test]
+            fn postgres() {
+                super::$name($crate::common::Backend::Postgres)
+            }
+        }
+    )*};
+}
+
+/// A new, empty PostgreSQL database owned by the cluster's `oml` role.
+pub fn new_pg_database() -> DbTarget {
+    let cluster = pgtemp::shared();
+    let name = pgtemp::unique_domain("manager");
+    cluster.psql("postgres", &format!("CREATE DATABASE {name} OWNER oml"));
+    DbTarget::parse(&format!("postgres://oml@127.0.0.1:{}/{name}", cluster.port)).unwrap()
+}
+
+/// Opens the database a test manager uses (alongside it, as the offline
+/// subcommands do).
+pub fn open_db(t: &TestManager) -> Db {
+    Db::connect(&t.db).unwrap()
 }
 
 impl Drop for TestManager {
@@ -27,15 +76,34 @@ impl Drop for TestManager {
     }
 }
 
-/// Starts a manager (tuned by `tune`) on an ephemeral port.
+/// Starts a manager (tuned by `tune`) on an ephemeral port, on SQLite.
 pub fn start(tune: impl FnOnce(&mut ManagerConfig)) -> TestManager {
+    start_on(Backend::Sqlite, tune)
+}
+
+/// Starts a manager on a fresh database of backend `b`.
+pub fn start_on(b: Backend, tune: impl FnOnce(&mut ManagerConfig)) -> TestManager {
+    let dir = tempfile::tempdir().unwrap();
+    let db = match b {
+        Backend::Sqlite => DbTarget::Sqlite(dir.path().join("data/manager.db")),
+        Backend::Postgres => new_pg_database(),
+    };
+    start_with(dir, db, tune)
+}
+
+/// Starts a manager on database `db` (a restart when another used it).
+pub fn start_with(
+    dir: tempfile::TempDir,
+    db: DbTarget,
+    tune: impl FnOnce(&mut ManagerConfig),
+) -> TestManager {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
     let mut cfg = ManagerConfig::new(dir.path().join("data"));
+    cfg.database = Some(db.clone());
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     cfg.admin_password = Some(ADMIN_PW.into());
     cfg.retry_backoff = Duration::from_millis(50);
@@ -47,6 +115,21 @@ pub fn start(tune: impl FnOnce(&mut ManagerConfig)) -> TestManager {
         manager: Some(manager),
         dir,
         base,
+        db,
+    }
+}
+
+impl TestManager {
+    /// Shuts the manager down and starts another on the same database and
+    /// data directory.
+    pub fn restart(mut self, tune: impl FnOnce(&mut ManagerConfig)) -> TestManager {
+        if let Some(m) = self.manager.take() {
+            self.rt.block_on(m.shutdown());
+        }
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        let db = self.db.clone();
+        drop(self);
+        start_with(dir, db, tune)
     }
 }
 
