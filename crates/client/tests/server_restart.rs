@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use client::spec::{Encoding, OverloadPolicy};
@@ -42,21 +41,11 @@ fn run(enc: Encoding) {
         .unwrap();
     client.inject_metadata("note", "before start").unwrap();
     client.start().unwrap();
-    let progress = Arc::new(AtomicI64::new(0));
-    let injector = {
-        let progress = Arc::clone(&progress);
-        std::thread::spawn(move || {
-            for i in 1..=SAMPLES {
-                mp.inject(&[ValueRef::Int64(i), ValueRef::String("payload")])
-                    .unwrap();
-                progress.store(i, Ordering::Relaxed);
-                if i % 1000 == 0 {
-                    // A steady stream rather than one burst: ~3 s in all.
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-        })
-    };
+    // A steady stream rather than one burst: ~3 s in all.
+    let (progress, injector) = common::steady_injector(SAMPLES, move |i| {
+        mp.inject(&[ValueRef::Int64(i), ValueRef::String("payload")])
+            .unwrap();
+    });
     while progress.load(Ordering::Relaxed) < SAMPLES / 3 {
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -196,21 +196,11 @@ fn acks_follow_commits_and_a_resumed_client_stores_every_row_once() {
         .add_mp("m", &[("i", OmlType::Int64), ("x", OmlType::Double)])
         .unwrap();
     client.start().unwrap();
-    let progress = Arc::new(AtomicI64::new(0));
-    let injector = {
-        let progress = Arc::clone(&progress);
-        std::thread::spawn(move || {
-            for i in 1..=SAMPLES {
-                let x = i as f64 / 7.0;
-                mp.inject(&[ValueRef::Int64(i), ValueRef::Double(x)])
-                    .unwrap();
-                progress.store(i, Ordering::Relaxed);
-                if i % 1000 == 0 {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-        })
-    };
+    let (progress, injector) = common::steady_injector(SAMPLES, move |i| {
+        let x = i as f64 / 7.0;
+        mp.inject(&[ValueRef::Int64(i), ValueRef::Double(x)])
+            .unwrap();
+    });
 
     for (kill, at) in [(1, SAMPLES / 3), (2, 2 * SAMPLES / 3)] {
         let deadline = Instant::now() + Duration::from_secs(60);

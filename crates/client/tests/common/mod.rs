@@ -184,3 +184,30 @@ impl Drop for TestServer {
 pub fn query_i64(db: &rusqlite::Connection, sql: &str) -> i64 {
     db.query_row(sql, [], |r| r.get(0)).unwrap()
 }
+
+/// Injects rows 1..=`n` on a thread of its own as a steady stream (a
+/// pause of 10 ms every 1000 rows) rather than one burst; `inject` sends
+/// row `i`. The counter says how many rows are injected so far.
+pub fn steady_injector(
+    n: i64,
+    inject: impl Fn(i64) + Send + 'static,
+) -> (
+    Arc<std::sync::atomic::AtomicI64>,
+    std::thread::JoinHandle<()>,
+) {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let progress = Arc::new(AtomicI64::new(0));
+    let handle = {
+        let progress = Arc::clone(&progress);
+        std::thread::spawn(move || {
+            for i in 1..=n {
+                inject(i);
+                progress.store(i, Ordering::Relaxed);
+                if i % 1000 == 0 {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        })
+    };
+    (progress, handle)
+}
