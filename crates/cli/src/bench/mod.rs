@@ -13,6 +13,7 @@ mod pg_verify;
 mod query;
 mod raw;
 mod readers;
+mod reference_server;
 mod replay;
 mod report;
 mod server;

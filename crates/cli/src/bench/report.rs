@@ -32,6 +32,9 @@ pub struct Outcome {
     /// PostgreSQL, for reference: `(rows, rows/s)` of one synchronous
     /// prepared INSERT per row (the reference server's method) on a subset.
     pub row_insert: Option<(u64, f64)>,
+    /// `(rows, rows/s)` of the reference oml2-server on the same workload,
+    /// measured right after this scenario.
+    pub reference: Option<(u64, f64)>,
 }
 
 impl Outcome {
@@ -58,6 +61,11 @@ impl Outcome {
     /// Rows per second of the multi-row raw inserts.
     pub fn raw_multi_rate(&self) -> Option<f64> {
         self.raw_multi_seconds.map(|s| self.rows as f64 / s)
+    }
+
+    /// Our rate / the reference oml2-server's.
+    pub fn ratio_reference(&self) -> Option<f64> {
+        self.reference.map(|(_, r)| self.rate() / r)
     }
 
     /// Server rate / multi-row raw rate.
@@ -125,6 +133,14 @@ pub fn table(backend: &str, schema: &str, outcomes: &[Outcome]) -> String {
         raw_method(backend)
     ));
     for o in outcomes {
+        if let Some((rows, rate)) = o.reference {
+            out.push_str(&format!(
+                "{}: reference oml2-server, same run ({rows} rows, count checked): \
+                 {rate:.0} rows/s; streamgauge is {:.2} x that\n",
+                o.name(),
+                o.rate() / rate
+            ));
+        }
         if let Some((rows, rate)) = o.row_insert {
             out.push_str(&format!(
                 "{}: one synchronous INSERT per row (reference method, {rows} rows, \
@@ -179,6 +195,9 @@ pub fn json(backend: &str, schema: &str, outcomes: &[Outcome]) -> Json {
             "commits": o.commits,
             "row_insert_sample": o.row_insert.map(|(rows, _)| rows),
             "row_insert_rows_per_s": o.row_insert.map(|(_, rate)| rate),
+            "reference_rows": o.reference.map(|(rows, _)| rows),
+            "reference_rows_per_s": o.reference.map(|(_, rate)| rate),
+            "ratio_to_reference": o.ratio_reference(),
         })).collect::<Vec<_>>(),
     })
 }

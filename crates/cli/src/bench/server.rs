@@ -16,7 +16,7 @@ use super::pg_verify::PgWatcher;
 use super::replay::Replay;
 use super::report::{self, Outcome};
 use super::verify::Watcher;
-use super::{pg_raw, raw, workload};
+use super::{pg_raw, raw, reference_server, workload};
 use crate::server::Backend;
 
 pub const LONG_ABOUT: &str = "\
@@ -47,7 +47,14 @@ method (one synchronous prepared INSERT per row) is timed on
 --insert-sample rows and reported as rows/s, extrapolated.
 
 The faster of the two raw runs is the limit, and the ratio server / raw
-is reported (target: 0.8 or more)";
+is reported (target: 0.8 or more).
+
+The reference oml2-server (--reference PREFIX, built by
+shared/reference/build-oml.sh) is then measured on the same workload in
+every scenario, as a child process on the same back end, and streamgauge's
+rate is reported as a ratio to it (only its row count is checked: it
+stores some values differently by design). Skipped with --no-reference,
+and beside a server given by --addr";
 
 /// Content types to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -121,6 +128,20 @@ pub struct ServerBenchArgs {
     /// Compare the stored values of every N-th tuple with what was sent.
     #[arg(long, value_name = "N", default_value_t = 997)]
     pub check_every: u64,
+    /// Installation prefix of the reference OML suite, whose
+    /// bin/oml2-server is measured after ours in every scenario (same
+    /// rows, same replay; the count is checked) [default:
+    /// ~/.cache/oml-reference]. Not with --addr.
+    #[arg(long, value_name = "PREFIX")]
+    pub reference: Option<PathBuf>,
+    /// Do not measure the reference oml2-server.
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Tuples sent to the reference server per scenario [default: --tuples
+    /// on SQLite; 20000 on PostgreSQL, where it stores one synchronous
+    /// INSERT per row].
+    #[arg(long, value_name = "N")]
+    pub reference_tuples: Option<u64>,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -154,6 +175,13 @@ pub fn run(args: &ServerBenchArgs) -> Result<bool> {
             Some(PgTarget::open(args)?)
         }
     };
+    // The reference is measured beside our in-process server, not beside
+    // a server given by --addr (the scale-out benchmark's deployments).
+    let reference = if args.no_reference || args.addr.is_some() {
+        None
+    } else {
+        Some(reference_server::locate(args.reference.as_deref())?)
+    };
     let mut outcomes = Vec::new();
     for &content in &args.content {
         for &clients in &args.clients {
@@ -161,6 +189,7 @@ pub fn run(args: &ServerBenchArgs) -> Result<bool> {
                 &runtime,
                 args,
                 target.as_ref(),
+                reference.as_deref(),
                 &schema,
                 content,
                 clients.max(1),
@@ -197,7 +226,7 @@ impl ServerBenchArgs {
 }
 
 /// A separate connection to the scenario's database.
-enum Watch {
+pub(super) enum Watch {
     /// `<data-dir>/<domain>.sq3`, read-only.
     Sqlite(Watcher),
     /// The domain's PostgreSQL database.
@@ -205,7 +234,34 @@ enum Watch {
 }
 
 impl Watch {
-    fn wait_for(&mut self, expected: u64, stall: Duration, bar: &ProgressBar) -> Result<Instant> {
+    /// Opens `domain`'s database: PostgreSQL's, or `<dir>/<domain>.sq3`.
+    pub(super) fn open(
+        pg: Option<&PgTarget>,
+        dir: &Path,
+        domain: &str,
+        schema: &Schema,
+    ) -> Result<Watch> {
+        Ok(match pg {
+            Some(pg) => Watch::Postgres(PgWatcher::open(
+                &pg.opts,
+                domain,
+                schema,
+                Duration::from_secs(30),
+            )?),
+            None => Watch::Sqlite(Watcher::open(
+                &dir.join(format!("{domain}.sq3")),
+                schema,
+                Duration::from_secs(30),
+            )?),
+        })
+    }
+
+    pub(super) fn wait_for(
+        &mut self,
+        expected: u64,
+        stall: Duration,
+        bar: &ProgressBar,
+    ) -> Result<Instant> {
         match self {
             Watch::Sqlite(w) => w.wait_for(expected, stall, bar),
             Watch::Postgres(w) => w.wait_for(expected, stall, bar),
@@ -224,6 +280,7 @@ fn scenario(
     runtime: &tokio::runtime::Runtime,
     args: &ServerBenchArgs,
     pg: Option<&PgTarget>,
+    reference: Option<&Path>,
     schema: &Schema,
     content: ContentArg,
     clients: usize,
@@ -275,20 +332,8 @@ fn scenario(
     let replay = Replay::connect(addr, sessions)?;
     let t0 = replay.start();
     let watch = match (pg, &data_dir) {
-        (Some(pg), _) => Some(Watch::Postgres(PgWatcher::open(
-            &pg.opts,
-            &domain,
-            schema,
-            Duration::from_secs(30),
-        )?)),
-        (None, Some(dir)) => {
-            let path = dir.join(format!("{domain}.sq3"));
-            Some(Watch::Sqlite(Watcher::open(
-                &path,
-                schema,
-                Duration::from_secs(30),
-            )?))
-        }
+        (Some(_), _) => Some(Watch::open(pg, tmp.path(), &domain, schema)?),
+        (None, Some(dir)) => Some(Watch::open(None, dir, &domain, schema)?),
         (None, None) => None,
     };
     let (t1, checked) = match watch {
@@ -334,6 +379,27 @@ fn scenario(
         ),
         _ => None,
     };
+    let reference = match reference {
+        Some(bin) => {
+            let tuples = args.reference_tuples.unwrap_or(match pg {
+                Some(_) => reference_server::PG_DEFAULT_TUPLES.min(args.tuples),
+                None => args.tuples,
+            });
+            Some(
+                reference_server::measure(
+                    bin,
+                    pg,
+                    schema,
+                    content.content(),
+                    clients,
+                    tuples,
+                    |domain, dir| Watch::open(pg, dir, domain, schema),
+                )
+                .context("the reference oml2-server")?,
+            )
+        }
+        None => None,
+    };
     Ok(Outcome {
         content: content.content().name(),
         clients,
@@ -345,6 +411,7 @@ fn scenario(
         checked_rows: checked.unwrap_or(0),
         commits,
         row_insert: row_insert.map(|rate| (args.insert_sample, rate)),
+        reference,
     })
 }
 
