@@ -6,13 +6,15 @@
 // range is fetched again, downsampled for the plot's width (`from`/`to`);
 // the arrows pan, "Live" returns to the whole stream and follows it.
 // One series per field and sender. CSV/Parquet links export the visible
-// range. The drawn state is mirrored in data-* attributes of the plot
-// element (points, last row id and its values, time of the last draw) so
-// people and tests can see what is plotted.
+// range. Values are written with SI prefixes (sifmt.ts). The drawn state
+// is mirrored in data-* attributes of the plot element (points, last row
+// id and its values, y tick labels, time of the last draw) so people and
+// tests can see what is plotted.
 
 import uPlot from "uplot";
 import { API, ApiError } from "./api";
 import { h, replace } from "./dom";
+import { siFormat, siTicks } from "./sifmt";
 import type { StreamInfo } from "./types";
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -95,6 +97,19 @@ export class LivePlot {
     return u ? ` (${u})` : "";
   }
 
+  /** The y axis' tick labels, mirrored in data-y-ticks (they are drawn on the canvas). */
+  private yTicks(splits: number[], incr: number): string[] {
+    const labels = siTicks(splits, incr, this.axisUnit());
+    this.el.dataset.yTicks = JSON.stringify(labels);
+    return labels;
+  }
+
+  /** The unit of the y axis: the fields' one when they share it, else none. */
+  private axisUnit(): string {
+    const units = new Set(this.spec.fields.map((f) => this.info?.fields.find((x) => x.name === f)?.unit ?? ""));
+    return units.size === 1 ? [...units][0]! : "";
+  }
+
   private base(): string {
     return `${API}/experiments/${this.expId}/query/streams/${encodeURIComponent(this.spec.stream)}`;
   }
@@ -122,6 +137,7 @@ export class LivePlot {
         height: 220,
         series,
         scales: { x: { time: true } },
+        axes: [{}, { size: 64, values: (_u, splits, _i, _space, incr) => this.yTicks(splits, incr) }],
         cursor: { drag: { x: true, y: false, setScale: false }, bind: { dblclick: () => () => { this.goLive(); return null; } } },
         legend: { live: true },
         hooks: {
@@ -259,7 +275,7 @@ export class LivePlot {
       while (u.series.length > 1) u.delSeries(1);
       this.seriesKeys = keys;
       keys.forEach((key, i) =>
-        u.addSeries({ label: key, stroke: PALETTE[i % PALETTE.length]!, width: 1.5, spanGaps: true, points: { show: false } }, i + 1),
+        u.addSeries({ label: key, value: (_u, v) => (v === null || v === undefined ? "—" : siFormat(v, this.axisUnit())), stroke: PALETTE[i % PALETTE.length]!, width: 1.5, spanGaps: true, points: { show: false } }, i + 1),
       );
     }
     const pos = new Map(distinct.map((s, i) => [s, i]));
@@ -368,7 +384,7 @@ export class LivePlot {
       this.status,
       this.error ? h("span", { class: "error" }, this.error, " · ") : null,
       h("span", { class: "points" }, `${pts} points`),
-      Object.entries(lastVals).map(([k, v]) => [" · ", h("span", { class: "last", "data-series": k }, `${k} = ${v === null ? "—" : fmt(v)}`)]),
+      Object.entries(lastVals).map(([k, v]) => [" · ", h("span", { class: "last", "data-series": k }, `${k} = ${v === null ? "—" : siFormat(v, this.axisUnit())}`)]),
       this.live ? (this.es && this.es.readyState !== EventSource.CLOSED ? " · live" : "") : " · zoomed (drag to zoom, Live to follow)",
     );
   }
@@ -392,8 +408,4 @@ function toNum(v: unknown): number | null {
   if (typeof v === "boolean") return v ? 1 : 0;
   if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
   return null;
-}
-
-function fmt(v: number): string {
-  return Math.abs(v) >= 1e6 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(3) : String(Math.round(v * 1000) / 1000);
 }

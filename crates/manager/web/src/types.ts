@@ -31,6 +31,21 @@ export interface Capabilities {
   keys?: string[];
 }
 
+/** What an in-line agent says of itself (spec/inline-control.md). */
+export interface InlineCapabilities {
+  agent?: string;
+  roles?: string[];
+  interface?: string;
+  keys?: { key: string; help?: string; used?: boolean }[];
+  modes?: string[];
+  counters?: string[];
+  domain?: string | null;
+  streams?: string[];
+}
+
+/** An in-line agent's settings in a configuration (`session` of one for an agent). */
+export type InlineSettings = Record<string, string | number | boolean>;
+
 export interface Device {
   id: number;
   name: string;
@@ -40,7 +55,7 @@ export interface Device {
   port: number;
   description: string;
   credential_ref: string | null;
-  capabilities: Capabilities | null;
+  capabilities: Capabilities | InlineCapabilities | null;
   status: "up" | "down" | "unknown";
   last_seen_unix_s: number | null;
   version: number;
@@ -104,7 +119,8 @@ export interface CaptureConfig {
   device: number;
   version: number;
   storage: { type: "local" | "sftp" | "s3"; target?: string | null };
-  session: SessionConfig;
+  /** Capture session configuration, or an in-line agent's settings. */
+  session: SessionConfig | InlineSettings;
   metadata: Record<string, string>;
 }
 

@@ -335,7 +335,7 @@ describe("manager web front end", { skip: why ?? false }, () => {
     console.log(`# binary: ${BIN}`);
   });
 
-  test("in-line agents: a run started from the browser applies its settings, and the in-line stream is plotted live", async () => {
+  test("in-line agents: the configuration made in the form (field errors, save, load), a run started from the browser applies it, the agent's counters grow on the run page, the in-line stream is plotted live", async () => {
     const net = makeNetns6(String(process.pid));
     const local = [];
     try {
@@ -348,19 +348,79 @@ describe("manager web front end", { skip: why ?? false }, () => {
       const dev = await admin.call("POST", "/devices", { name: "inline-src", kind: "inline", hostname: "127.0.0.1", port: src.api, description: "in-line source", credential_ref: null });
       const refreshed = await admin.call("POST", `/devices/${dev.id}/refresh`, {});
       assert.deepEqual(refreshed.capabilities.roles, ["source"]);
-      const cfg = await admin.call("POST", `/experiments/${exp.id}/configs`, { name: "icmp-every-packet", device: dev.id, storage: { type: "local" }, session: { proto: "icmpv6", sample: 1 } });
-      const run = await admin.call("POST", `/experiments/${exp.id}/runs`, { config: cfg.id });
       const ping6 = new Proc("ping6", ["netns", "exec", net.a, "ping", "-6", "-i", "0.05", "-s", "64", net.peer], { bin: "ip" });
       local.push(ping6);
 
       const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const p = await login(ctx, "admin", ADMIN_PASSWORD);
-      await p.goto(`${manager.url}/runs/${run.id}`);
-      await p.click(".run-head button.run-start");
+
+      // The form shows the agent's settings instead of the capture fields.
+      await p.goto(`${manager.url}/experiments/${exp.id}/configs/new`);
+      await p.waitForSelector("#config-form");
+      await p.fill("#cfg-name", "icmp-every-packet");
+      await p.selectOption("#cfg-device", String(dev.id));
+      await p.waitForSelector("#inline-settings:not([hidden]) #inl-sample");
+      assert.equal(await p.isVisible("#cfg-snaplen"), false, "no capture fields for an in-line agent");
+      const modes = await p.$$eval("#inl-mode option", (os) => os.map((o) => o.value).filter(Boolean));
+      assert.deepEqual(modes, refreshed.capabilities.modes, "the agent's modes are offered");
+      assert.match(await p.textContent("#cfg-caps"), /In-line source on va/);
+      await p.fill("#inl-proto", "icmpv6");
+      // A bad value is caught in the form, beside its field, before anything is sent.
+      await p.fill("#inl-sample", "0");
+      await p.click("#cfg-save");
+      const own = await p.waitForSelector('.field[data-path="session.sample"] .field-error');
+      assert.match(await own.textContent(), />= 1/);
+      assert.equal((await admin.call("GET", `/experiments/${exp.id}/configs`)).length, 0, "nothing saved");
+      // A key the agent does not have is refused by the manager (400
+      // invalid_config), and its message stands beside the field it came from.
+      await p.fill("#inl-sample", "1");
+      await p.fill("#inl-other", "bogus=1");
+      await p.click("#cfg-save");
+      const theirs = await p.waitForSelector('.field[data-path="session"] .field-error[data-error-for="session.bogus"]');
+      assert.match(await theirs.textContent(), /no setting "bogus"/);
+      assert.equal(await p.locator('.field[data-path="session.sample"] .field-error').count(), 0);
+      await screenshot(p, "config-inline-invalid");
+      await p.fill("#inl-other", "");
+      await p.click("#cfg-save");
+      await p.waitForSelector(".msg.info:has-text('Saved')");
+      const cfgId = Number(new URL(p.url()).pathname.split("/").pop());
+      const cfg = await admin.call("GET", `/configs/${cfgId}`);
+      assert.deepEqual(cfg.session, { proto: "icmpv6", sample: 1 });
+      assert.equal(cfg.storage.type, "local", "an agent keeps no files");
+      // Loaded again, the form holds what was saved.
+      await p.goto(`${manager.url}/configs/${cfgId}`);
+      await p.waitForSelector("#inline-settings:not([hidden])");
+      assert.equal(await p.inputValue("#inl-proto"), "icmpv6");
+      assert.equal(await p.inputValue("#inl-sample"), "1");
+      assert.equal(await p.inputValue("#inl-other"), "");
+      await screenshot(p, "config-inline");
+
+      // Run: created and started on the experiment page, on the in-line agent.
+      await p.goto(`${manager.url}/experiments/${exp.id}`);
+      await p.waitForSelector("#run-create-start");
+      await p.selectOption("#run-config", String(cfgId));
+      assert.ok(await p.isChecked(`#run-devices input[value="${dev.id}"]`), "the configuration's agent is chosen");
+      assert.equal(await p.locator(`#run-devices input[value="${ids.tap}"]`).count(), 0, "capture daemons are not offered for an in-line configuration");
+      await p.click("#run-create-start");
+      await p.waitForURL(/\/runs\/\d+/);
+      const runId = Number(new URL(p.url()).pathname.split("/").pop());
       await p.waitForSelector(".run-head [data-state=running]", { timeout: 20000 });
       const agent = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/settings`)).json();
       assert.equal(agent.proto, "58", "the run's settings are on the agent");
       assert.equal(agent.enabled, "true");
+
+      // The agent's counters, live in the run page's in-line table.
+      const row = `table.counters[data-kind=inline] tr[data-device="${dev.id}"]`;
+      const counter = async (k) => Number(((await p.textContent(`${row} td[data-counter=${k}]`)) ?? "").replace(/[^0-9]/g, "") || 0);
+      const i1 = await until("the instrumented counter to be above 0", () => counter("instrumented"));
+      const i2 = await until("the instrumented counter to grow", async () => ((await counter("instrumented")) > i1 ? counter("instrumented") : 0), 20000);
+      assert.ok(i2 > i1, `instrumented ${i1} → ${i2}`);
+      assert.ok((await counter("matched")) >= i2, "matched counts at least the instrumented packets");
+      assert.equal(await p.textContent(`${row} td[data-counter=skipped]`), "0", "1 in 1: nothing skipped");
+      const heads = await p.$$eval("table.counters[data-kind=inline] th", (ts) => ts.map((t) => t.textContent));
+      assert.ok(heads.includes("instrumented") && heads.includes("skipped"), `in-line columns: ${heads}`);
+      assert.ok(!heads.includes("stored"), "no capture columns for an agent");
+      await screenshot(p, "run-inline");
 
       const stream = "inline_inline_delay";
       await until(`the ${stream} stream on the collector`, async () => {
@@ -376,10 +436,18 @@ describe("manager web front end", { skip: why ?? false }, () => {
       const last = JSON.parse(await p.getAttribute(plot, "data-last"));
       assert.ok(last.delay > 0 && last.delay < 0.5, `the plotted one-way delay is ${last.delay} s`);
       assert.match(await p.textContent(`${plot} .plot-status`), /delay = /);
+      // Delays of microseconds: the y axis is labelled with SI prefixes, not all "0".
+      const ticks = JSON.parse(await p.getAttribute(plot, "data-y-ticks"));
+      assert.ok(ticks.length >= 2, `y ticks ${ticks}`);
+      assert.equal(new Set(ticks).size, ticks.length, `distinct y tick labels: ${ticks}`);
+      assert.ok(ticks.some((t) => !/^-?0(\.0*)?( |$)/.test(t)), `y ticks not all zero: ${ticks}`);
+      const status = await p.textContent(`${plot} .plot-status`);
+      assert.doesNotMatch(status, /delay = 0( |$)/, `the legend's value is not rounded to 0: ${status}`);
+      console.log(`# in-line delay plot: y ticks ${ticks.join(" | ")}; ${status}`);
       await screenshot(p, "inline-plot");
 
       // Pause from the run page: the source stops measuring, the plot stops growing.
-      await p.goto(`${manager.url}/runs/${run.id}`);
+      await p.goto(`${manager.url}/runs/${runId}`);
       await p.click(".run-head button.run-pause");
       await p.waitForSelector(".run-head [data-state=paused]", { timeout: 20000 });
       const paused = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`)).json();

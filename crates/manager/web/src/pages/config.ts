@@ -1,12 +1,15 @@
-// The capture configuration form (GIMS fields): create, load, edit, copy,
-// with the API's validation errors beside their fields and edit conflicts
-// (409) shown with a choice instead of being lost.
+// The configuration form: GIMS capture fields for a capture daemon, the
+// agent's settings (inlinesettings.ts) for an in-line agent. Create, load,
+// edit, copy, with validation errors (the form's own checks, then the
+// API's 400 invalid_config) beside their fields and edit conflicts (409)
+// shown with a choice instead of being lost.
 
 import { get, post, put, asList, errorText, ApiError } from "../api";
 import { h, Message, replace } from "../dom";
 import { navigate } from "../nav";
 import { clearFieldErrors, showFieldErrors } from "../fielderrors";
-import type { CaptureConfig, Device, Experiment, Output, PageCtx, SessionConfig, Site } from "../types";
+import { InlineSettingsForm, isInline, roleOf } from "../inlinesettings";
+import type { Capabilities, CaptureConfig, Device, Experiment, InlineCapabilities, InlineSettings, Output, PageCtx, SessionConfig, Site } from "../types";
 
 type Input = HTMLInputElement | HTMLSelectElement;
 
@@ -49,7 +52,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       expId = cfg.experiment;
     }
   } catch (e) {
-    app.append(h("h1", null, "Capture configuration"), h("div", { class: "msg error", role: "alert" }, errorText(e)));
+    app.append(h("h1", null, "Configuration"), h("div", { class: "msg error", role: "alert" }, errorText(e)));
     return;
   }
   const [exp, devs, sites, saved] = await Promise.all([
@@ -58,7 +61,8 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
     get<unknown>("/sites").then((d) => asList<Site>(d, "sites")).catch(() => [] as Site[]),
     get<unknown>(`/experiments/${expId}/configs`).then((d) => asList<CaptureConfig>(d, "configs")).catch(() => [] as CaptureConfig[]),
   ]);
-  const captureDevs = devs.filter((d) => d.kind === "capture");
+  const usable = devs.filter((d) => d.kind === "capture" || d.kind === "inline");
+  const inline = new InlineSettingsForm();
   const msg = new Message();
   const conflict = h("div", { id: "conflict", class: "msg warn", role: "alert", hidden: true });
   const unplaced = h("ul", { class: "field-errors-other", id: "other-errors" });
@@ -120,20 +124,32 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
     metaRows.append(row);
   };
 
-  const chosenDevice = (): Device | undefined => captureDevs.find((d) => d.id === Number(device.value));
+  const chosenDevice = (): Device | undefined => usable.find((d) => d.id === Number(device.value));
+  const deviceLabel = (d: Device): string =>
+    `${d.name} (${d.kind === "inline" ? `in-line ${roleOf(d)}, ` : ""}${d.hostname}:${d.port}, ${d.status})`;
 
   const fillDevices = (keep?: number): void => {
     const wanted = keep ?? Number(device.value);
-    const list = captureDevs.filter((d) => !site.value || String(d.site) === site.value);
-    replace(device, h("option", { value: "" }, list.length ? "choose a device" : "no capture device at this site"),
-      list.map((d) => h("option", { value: d.id }, `${d.name} (${d.hostname}:${d.port}, ${d.status})`)));
+    const list = usable.filter((d) => !site.value || String(d.site) === site.value);
+    replace(device, h("option", { value: "" }, list.length ? "choose a device" : "no capture device or in-line agent at this site"),
+      list.map((d) => h("option", { value: d.id, "data-kind": d.kind }, deviceLabel(d))));
     if (list.some((d) => d.id === wanted)) device.value = String(wanted);
     fillCaps();
   };
 
   const fillCaps = (iv?: string, key?: string): void => {
     const d = chosenDevice();
-    const c = d?.capabilities ?? {};
+    showKind(d);
+    if (isInline(d)) {
+      inline.setDevice(d);
+      const ic = (d?.capabilities ?? {}) as InlineCapabilities;
+      replace(caps, h("small", { class: "hint" },
+        `In-line ${roleOf(d)} on ${ic.interface ?? "an unknown interface"}`,
+        ` · ${(ic.keys ?? []).filter((k) => k.used !== false && k.key !== "enabled").length} setting(s) it reads`,
+        ic.streams?.length ? ` · streams ${ic.streams.join(", ")}` : " · no stream (started without --collect)"));
+      return;
+    }
+    const c = (d?.capabilities ?? {}) as Capabilities;
     const ifaces = (c.interfaces ?? []).map((i) => i.name);
     const wantIf = iv ?? iface.value;
     replace(iface, h("option", { value: "" }, "the device's only interface"), ifaces.map((i) => h("option", { value: i }, i)));
@@ -154,6 +170,14 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       : null);
   };
 
+  /** Shows the capture fields or the agent's settings, as the device is. */
+  const showKind = (d: Device | undefined): void => {
+    const agent = isInline(d);
+    for (const fs of form.querySelectorAll<HTMLElement>("fieldset.capture-only")) fs.hidden = agent;
+    inline.el.hidden = !agent;
+    form.dataset.kind = agent ? "inline" : "capture";
+  };
+
   site.addEventListener("change", () => fillDevices());
   device.addEventListener("change", () => fillCaps());
 
@@ -168,7 +192,20 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
   };
   for (const i of [sMode, ipfix, storageType, anonKey]) i.addEventListener("change", sync);
 
+  const metadataOf = (): Record<string, string> => {
+    const metadata: Record<string, string> = {};
+    for (const row of metaRows.querySelectorAll(".meta-row")) {
+      const k = row.querySelector<HTMLInputElement>(".meta-key")!.value.trim();
+      const v = row.querySelector<HTMLInputElement>(".meta-value")!.value;
+      if (k) metadata[k] = v;
+    }
+    return metadata;
+  };
+
   function toConfig(): Omit<CaptureConfig, "id" | "experiment" | "version"> {
+    if (isInline(chosenDevice())) {
+      return { name: name.value.trim(), device: Number(device.value), storage: { type: "local" }, session: inline.read(), metadata: metadataOf() };
+    }
     const session: SessionConfig = {};
     if (iface.value) session.interface = iface.value;
     const f = strOrUndef(filter);
@@ -224,12 +261,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
     if (qb !== undefined) session.quota = { bytes: qb, policy: quotaPolicy.value as "stop" | "delete_oldest" };
     const ci = numOrUndef(counterInterval);
     if (ci !== undefined) session.counter_interval_s = ci;
-    const metadata: Record<string, string> = {};
-    for (const row of metaRows.querySelectorAll(".meta-row")) {
-      const k = row.querySelector<HTMLInputElement>(".meta-key")!.value.trim();
-      const v = row.querySelector<HTMLInputElement>(".meta-value")!.value;
-      if (k) metadata[k] = v;
-    }
+    const metadata = metadataOf();
     const storage: CaptureConfig["storage"] = { type: storageType.value as "local" | "sftp" | "s3" };
     if (storageType.value !== "local") storage.target = storageTarget.value.trim();
     return { name: name.value.trim(), device: Number(device.value) || 0, storage, session, metadata };
@@ -237,10 +269,16 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
 
   function fromConfig(c: Pick<CaptureConfig, "name" | "device" | "storage" | "session" | "metadata">, keepName = false): void {
     if (!keepName) name.value = c.name;
-    const dev = captureDevs.find((d) => d.id === c.device);
+    const dev = usable.find((d) => d.id === c.device);
     site.value = dev && dev.site !== null && sites.some((s) => s.id === dev.site) ? String(dev.site) : "";
     fillDevices(c.device);
-    const s = c.session ?? {};
+    replace(metaRows);
+    for (const [k, v] of Object.entries(c.metadata ?? {})) addMeta(k, String(v));
+    if (isInline(dev)) {
+      inline.fill((c.session ?? {}) as InlineSettings);
+      return;
+    }
+    const s = (c.session ?? {}) as SessionConfig;
     fillCaps(s.interface ?? "", s.anonymization?.key ?? "");
     storageType.value = c.storage?.type ?? "local";
     setVal(storageTarget, c.storage?.target);
@@ -276,8 +314,6 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
     setVal(sP, s.sampling?.p);
     setVal(sSeed, s.sampling?.seed);
     anonFields.value = s.anonymization?.fields ?? "both";
-    replace(metaRows);
-    for (const [k, v] of Object.entries(c.metadata ?? {})) addMeta(k, String(v));
     sync();
   }
 
@@ -289,7 +325,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       field("Device", "device", device),
       caps,
     ),
-    h("fieldset", null, h("legend", null, "Storage"),
+    h("fieldset", { class: "capture-only" }, h("legend", null, "Storage"),
       field("Storage", "storage.type", storageType),
       field("Archive target", "storage.target", storageTarget),
       field("Rollover after seconds", "session.rollover.seconds", rollSeconds),
@@ -297,7 +333,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       field("Quota (bytes)", "session.quota.bytes", quotaBytes),
       field("When the quota is reached", "session.quota.policy", quotaPolicy),
     ),
-    h("fieldset", null, h("legend", null, "Capture"),
+    h("fieldset", { class: "capture-only" }, h("legend", null, "Capture"),
       field("Interface", "session.interface", iface),
       field("Snap length (bytes)", "session.snaplen", snaplen),
       field("Headers only", "session.header_only", headerOnly, "keep L2–L4 headers, cut the payload"),
@@ -305,7 +341,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       field("Counters output", "session.outputs.counters", countersOut),
       field("Counter interval (s)", "session.counter_interval_s", counterInterval),
     ),
-    h("fieldset", null, h("legend", null, "Filters"),
+    h("fieldset", { class: "capture-only" }, h("legend", null, "Filters"),
       field("VLAN", "session.shortcuts.vlan", vlan),
       field("Host", "session.shortcuts.host", host),
       field("Source address", "session.shortcuts.src", src),
@@ -316,13 +352,13 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       field("Protocol", "session.shortcuts.proto", proto), protos,
       field("libpcap expression", "session.filter", filter),
     ),
-    h("fieldset", null, h("legend", null, "Sampling"),
+    h("fieldset", { class: "capture-only" }, h("legend", null, "Sampling"),
       field("Mode", "session.sampling.mode", sMode),
       field("n", "session.sampling.n", sN),
       field("p", "session.sampling.p", sP),
       field("Seed", "session.sampling.seed", sSeed),
     ),
-    h("fieldset", { "data-path": "session.outputs.ipfix" }, h("legend", null, "Aggregation"),
+    h("fieldset", { class: "capture-only", "data-path": "session.outputs.ipfix" }, h("legend", null, "Aggregation"),
       field("IPFIX flows output", "session.outputs.ipfix.enabled", ipfix),
       field("Transport", "session.outputs.ipfix.target.transport", ipfixTransport),
       field("Collector or file", "session.outputs.ipfix.target", ipfixTarget),
@@ -330,7 +366,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       field("Active timeout (s)", "session.outputs.ipfix.flows.active_timeout_s", ipfixActive),
       field("Biflows", "session.outputs.ipfix.flows.biflow", ipfixBiflow),
     ),
-    h("fieldset", null, h("legend", null, "Anonymisation"),
+    h("fieldset", { class: "capture-only" }, h("legend", null, "Anonymisation"),
       field("Key", "session.anonymization.key", anonKey),
       field("Addresses", "session.anonymization.fields", anonFields),
     ),
@@ -338,6 +374,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
       metaRows,
       h("button", { type: "button", class: "link", id: "cfg-meta-add", onclick: () => addMeta() }, "add a key"),
     ),
+    inline.el,
     unplaced,
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary", id: "cfg-save" }, "Save"),
@@ -355,7 +392,9 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
   });
 
   const version = h("span", { id: "cfg-version" });
+  const title = h("span", { id: "cfg-title" });
   const showVersion = (): void => {
+    title.textContent = cfg ? `Configuration ${cfg.name}` : "New configuration";
     version.textContent = cfg ? `version ${cfg.version}` : "not saved yet";
   };
 
@@ -365,6 +404,12 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
     clearFieldErrors(form);
     replace(unplaced);
     const body = toConfig();
+    const own = isInline(chosenDevice()) ? inline.check() : {};
+    if (Object.keys(own).length) {
+      showFieldErrors(form, own);
+      msg.error("Not saved: correct the fields marked.");
+      return;
+    }
     try {
       if (cfg) {
         cfg = await put<CaptureConfig>(`/configs/${cfg.id}`, { ...body, version: overwriteVersion ?? cfg.version });
@@ -428,7 +473,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
 
   app.append(
     h("p", { class: "crumbs" }, h("a", { href: "/experiments" }, "Experiments"), " / ", h("a", { href: `/experiments/${expId}` }, exp.name), " / ", cfg ? cfg.name : "new configuration"),
-    h("h1", null, cfg ? `Capture configuration ${cfg.name}` : "New capture configuration", " ", h("small", null, version)),
+    h("h1", null, title, " ", h("small", null, version)),
     h("p", { hidden: saved.length === 0 }, loadSel),
     conflict,
     msg.el,
@@ -436,7 +481,7 @@ export async function configPage({ app, params }: PageCtx): Promise<void> {
   );
   if (cfg) fromConfig(cfg);
   else {
-    fillDevices(captureDevs.length === 1 ? captureDevs[0]!.id : undefined);
+    fillDevices(usable.length === 1 ? usable[0]!.id : undefined);
     format.value = "pcapng";
     sync();
   }

@@ -3,7 +3,7 @@
 
 import { get, post, put, del, asList, errorText, currentSession } from "../api";
 import { h, Message, replace, fmtTime } from "../dom";
-import type { Device, PageCtx, Site } from "../types";
+import type { Capabilities, Device, InlineCapabilities, PageCtx, Site } from "../types";
 
 export async function devicesPage({ app }: PageCtx): Promise<void> {
   const admin = currentSession()?.user.role === "admin";
@@ -139,8 +139,9 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
 }
 
 function capsSummary(d: Device): string {
-  const c = d.capabilities;
-  if (!c) return "—";
+  if (!d.capabilities) return "—";
+  if (d.kind === "inline") return inlineSummary(d.capabilities as InlineCapabilities);
+  const c = d.capabilities as Capabilities;
   const parts: string[] = [];
   if (c.interfaces?.length) parts.push(`interfaces ${c.interfaces.map((i) => i.name).join(", ")}`);
   if (c.keys?.length) parts.push(`keys ${c.keys.join(", ")}`);
@@ -148,4 +149,12 @@ function capsSummary(d: Device): string {
   if (c.policy?.header_only_forced) parts.push("header-only");
   if (typeof c.sessions === "number") parts.push(`${c.sessions}/${c.max_sessions ?? "?"} sessions`);
   return parts.join(" · ") || "reported";
+}
+
+function inlineSummary(c: InlineCapabilities): string {
+  const parts = [`in-line ${c.roles?.join("/") ?? "agent"}${c.interface ? ` on ${c.interface}` : ""}`];
+  const read = (c.keys ?? []).filter((k) => k.used !== false).map((k) => k.key);
+  if (read.length) parts.push(`settings ${read.join(", ")}`);
+  if (c.streams?.length) parts.push(`streams ${c.streams.join(", ")}`);
+  return parts.join(" · ");
 }

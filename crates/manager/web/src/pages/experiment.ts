@@ -113,7 +113,7 @@ export async function experimentPage({ app, params }: PageCtx): Promise<void> {
               ),
             )),
           ),
-      h("p", null, h("a", { class: "button", href: `/experiments/${id}/configs/new`, id: "new-config" }, "New capture configuration")),
+      h("p", null, h("a", { class: "button", href: `/experiments/${id}/configs/new`, id: "new-config" }, "New configuration")),
     );
     renderRunForm();
   }
@@ -144,7 +144,9 @@ export async function experimentPage({ app, params }: PageCtx): Promise<void> {
     const devBox = h("div", { class: "checks", id: "run-devices" });
     const fillDevices = (): void => {
       const chosen = cfgs.find((c) => c.id === Number(cfg.value));
-      replace(devBox, devices.filter((d) => d.kind === "capture").map((d) =>
+      // A configuration runs on devices of its device's kind (capture daemons or in-line agents).
+      const kind = devices.find((d) => d.id === chosen?.device)?.kind ?? "capture";
+      replace(devBox, devices.filter((d) => d.kind === kind).map((d) =>
         h("label", { class: "check" },
           h("input", { type: "checkbox", value: d.id, name: "device", checked: chosen?.device === d.id }),
           ` ${d.name} `, h("span", { class: `status ${d.status}` }, d.status),
@@ -172,7 +174,7 @@ export async function experimentPage({ app, params }: PageCtx): Promise<void> {
       runForm,
       h("h3", null, "New run"),
       cfgs.length === 0
-        ? h("p", { class: "muted" }, "Save a capture configuration first.")
+        ? h("p", { class: "muted" }, "Save a configuration first.")
         : [
             h("div", { class: "grid" }, h("label", { for: "run-config" }, "Configuration"), cfg, h("span", null, "Devices"), devBox),
             h("button", { type: "button", id: "run-create", onclick: () => void create(false) }, "Create run"), " ",

@@ -3,20 +3,11 @@
 // live plots of the experiment's streams.
 
 import { get, asList, errorText } from "../api";
-import { h, Message, replace, fmtBytes, fmtNum, fmtTime } from "../dom";
+import { counterTable, type CounterRow, type DeviceStatus } from "../countertable";
+import { h, Message, replace, fmtBytes, fmtTime } from "../dom";
 import { plotPanel } from "../plotpanel";
 import { runButtons, stateBadge } from "../runctl";
 import type { CaptureConfig, Device, Experiment, PageCtx, Run, RunFile } from "../types";
-
-const COUNTERS = ["seen", "matched", "stored", "bytes", "written", "sampled_out", "dropped_kernel", "dropped_by_us", "flows_exported"];
-
-interface DeviceStatus {
-  device: number;
-  session?: string;
-  state?: string;
-  reason?: string | null;
-  counters?: Record<string, number> | null;
-}
 
 /** Log lines from whatever shape the log has (strings, events, per device). */
 export function logLines(v: unknown, deviceName: (d: number) => string): string[] {
@@ -103,20 +94,12 @@ export async function runPage({ app, params, onLeave }: PageCtx): Promise<void> 
       }
       run = r;
       const list = asList<DeviceStatus>(st, "devices");
-      const rows = (list.length ? list : run.devices).map((d) => {
-        const rd = run.devices.find((x) => x.device === d.device);
-        const c = ("counters" in d ? d.counters : null) ?? {};
-        return h("tr", { "data-device": d.device },
-          h("td", null, deviceName(d.device)),
-          h("td", null, h("code", null, ("session" in d ? d.session : undefined) ?? rd?.session ?? "")),
-          h("td", null, stateBadge(("state" in d ? d.state : undefined) ?? rd?.state ?? "unknown"),
-            (d.reason ?? rd?.reason) ? h("div", { class: "reason" }, String(d.reason ?? rd?.reason)) : null),
-          COUNTERS.map((k) => h("td", { class: "num", "data-counter": k }, k === "bytes" || k === "written" ? (typeof c[k] === "number" ? fmtBytes(c[k]) : "—") : fmtNum(c[k]))),
-        );
-      });
-      replace(counters, h("table", { class: "data counters" },
-        h("thead", null, h("tr", null, h("th", null, "Device"), h("th", null, "Session"), h("th", null, "State"), COUNTERS.map((k) => h("th", null, k.replace(/_/g, " "))))),
-        h("tbody", null, rows)));
+      const rows: CounterRow[] = (list.length ? list : run.devices).map((status) => ({ status, device: devices.find((x) => x.id === status.device) }));
+      const agents = rows.filter((r) => r.device?.kind === "inline");
+      const captures = rows.filter((r) => r.device?.kind !== "inline");
+      replace(counters,
+        captures.length ? counterTable(captures, run, false, deviceName) : null,
+        agents.length ? counterTable(agents, run, true, deviceName) : null);
     } catch (e) {
       msg.error(errorText(e));
     }
