@@ -435,13 +435,15 @@ pub fn api_error(e: Error) -> ApiError {
                 format!("the name is taken ({what}): choose another"),
             )
         }
-        Some(Violation::Other(what)) => return ApiError::new(
-            StatusCode::CONFLICT,
-            "conflict",
-            format!(
+        Some(Violation::Other(what)) => {
+            return ApiError::new(
+                StatusCode::CONFLICT,
+                "conflict",
+                format!(
                 "the request refers to something that does not exist or is still in use ({what})"
             ),
-        ),
+            )
+        }
         None => {}
     }
     if matches!(e, Error::NoRows) {
