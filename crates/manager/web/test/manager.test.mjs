@@ -335,7 +335,7 @@ describe("manager web front end", { skip: why ?? false }, () => {
     console.log(`# binary: ${BIN}`);
   });
 
-  test("in-line agents: the configuration made in the form (field errors, save, load), a run started from the browser applies it, the agent's counters grow on the run page, the in-line stream is plotted live", async () => {
+  test("in-line agents: the configuration made in the form (field errors, save, load, copy, edit), a run started from the browser applies it, the agent's counters grow on the run page, the in-line stream is plotted live", async () => {
     const net = makeNetns6(String(process.pid));
     const local = [];
     try {
@@ -394,6 +394,18 @@ describe("manager web front end", { skip: why ?? false }, () => {
       assert.equal(await p.inputValue("#inl-sample"), "1");
       assert.equal(await p.inputValue("#inl-other"), "");
       await screenshot(p, "config-inline");
+      // Copy, then edit the copy: the copy holds the settings, the original stays as saved.
+      p.once("dialog", (d) => d.accept("icmp-one-in-two"));
+      await p.click("#cfg-copy");
+      await p.waitForFunction(() => document.querySelector("#cfg-name")?.value === "icmp-one-in-two");
+      const copyId = Number(new URL(p.url()).pathname.split("/").pop());
+      assert.notEqual(copyId, cfgId);
+      assert.equal(await p.inputValue("#inl-proto"), "icmpv6");
+      await p.fill("#inl-sample", "2");
+      await p.click("#cfg-save");
+      await p.waitForSelector(".msg.info:has-text('Saved (version')");
+      assert.deepEqual((await admin.call("GET", `/configs/${copyId}`)).session, { proto: "icmpv6", sample: 2 });
+      assert.deepEqual((await admin.call("GET", `/configs/${cfgId}`)).session, { proto: "icmpv6", sample: 1 });
 
       // Run: created and started on the experiment page, on the in-line agent.
       await p.goto(`${manager.url}/experiments/${exp.id}`);
