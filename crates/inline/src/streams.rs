@@ -35,7 +35,7 @@ impl Streams {
         use OmlType::{Double, Int64, String as Str, UInt32, UInt64};
         let mut counter_fields: Vec<(&str, OmlType)> = vec![("iface", Str), ("role", Str)];
         counter_fields.extend(Counter::ALL.iter().map(|c| (c.name(), UInt64)));
-        Ok(Streams {
+        let streams = Streams {
             delay: client.add_mp(
                 "inline_delay",
                 &[
@@ -62,7 +62,21 @@ impl Streams {
                 ],
             )?,
             counters: client.add_mp("inline_counters", &counter_fields)?,
-        })
+        };
+        // Times are seconds: declared, so the query API reports the unit
+        // and plots label a 42 µs delay "42 µs".
+        for (mp, fields) in [
+            (&streams.delay, &["src_ts", "dst_ts", "delay"][..]),
+            (
+                &streams.flow,
+                &["delay_min", "delay_avg", "delay_max", "jitter"][..],
+            ),
+        ] {
+            for field in fields {
+                mp.inject_metadata("unit", "s", Some(field))?;
+            }
+        }
+        Ok(streams)
     }
 
     /// Inject one measured packet (into `inline_delay` and/or `inline_loss`).

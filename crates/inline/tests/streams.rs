@@ -112,17 +112,27 @@ fn delay_and_loss_streams_land_in_the_server() {
         "loss measured from the stream vs imposed"
     );
     assert!(dropped > 10);
+    // netem holds every packet 10 ms after the source stamped it: no delay
+    // below that. The upper bound only says the unit is seconds: on a
+    // loaded 2-core machine a softirq can be late by 100 ms (seen in CI).
     let delays =
-        q("SELECT COUNT(*) FROM inline_inline_delay WHERE delay >= 0.010 AND delay <= 0.110");
+        q("SELECT COUNT(*) FROM inline_inline_delay WHERE delay >= 0.010 AND delay <= 1.0");
     let delayed = q("SELECT COUNT(*) FROM inline_inline_delay WHERE seq < 1000");
-    assert_eq!(
-        delays, delayed,
-        "every delayed packet within [10 ms, 110 ms]"
-    );
+    assert_eq!(delays, delayed, "every delayed packet within [10 ms, 1 s]");
     let avg = q("SELECT AVG(delay) FROM inline_inline_delay WHERE seq < 1000");
     assert!((0.010..0.013).contains(&avg), "mean delay {avg}");
     let flow_lost = q("SELECT SUM(lost) FROM inline_inline_flow");
     assert_eq!(flow_lost as u64, dropped);
     let records = q("SELECT records FROM inline_inline_counters");
     assert_eq!(records as u64, 1003 - dropped);
+    let unit = |subject: &str| -> String {
+        db.query_row(
+            "SELECT value FROM _experiment_metadata WHERE subject = ?1 AND key = 'unit'",
+            [subject],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(unit(".inline_inline_delay.delay"), "s");
+    assert_eq!(unit(".inline_inline_flow.jitter"), "s");
 }
