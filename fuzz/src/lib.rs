@@ -325,6 +325,12 @@ pub fn check_body(data: &[u8], content: Content) {
 /// The `header` target: `Header::parse` and the decoder on the same bytes.
 pub fn check_header(data: &[u8]) {
     let parsed = Header::parse(data);
+    let header = parsed
+        .as_ref()
+        .ok()
+        .and_then(|p| p.as_ref())
+        .map(|(h, _)| h);
+    check_session(data, header);
     if let Ok(Some((h, used))) = &parsed {
         assert!(*used <= data.len() && data[*used - 1] == b'\n');
         let mut out = Vec::new();
@@ -547,5 +553,34 @@ pub fn check_roundtrip(data: &[u8]) {
         for (g, e) in got.iter().zip(&expected) {
             assert!(sample_eq(g, e), "{content:?}:\n{g:?}\n!= expected\n{e:?}");
         }
+    }
+}
+
+/// The resumable-session parsers (spec §3.6–§3.8) on the same input: every
+/// line of it as a back-channel line, and the parsed header's extension
+/// keys. Nothing panics, and whatever parses writes back to itself.
+pub fn check_session(data: &[u8], header: Option<&Header>) {
+    use omsp::session::{Line, Offer};
+    for raw in data.split(|&b| b == b'\n') {
+        let Ok(text) = std::str::from_utf8(raw) else {
+            continue;
+        };
+        if let Ok(line) = Line::parse(text) {
+            let wire = line.to_string();
+            assert_eq!(
+                Line::parse(&wire[..wire.len() - 1]),
+                Ok(line),
+                "line write/parse"
+            );
+        }
+    }
+    if let Some(Ok(Some(offer))) = header.map(Offer::from_header) {
+        let mut h = Header::new("d", "s", "a", 0, omsp::Content::Text);
+        h.extra = offer.keys();
+        assert_eq!(
+            Offer::from_header(&h),
+            Ok(Some(offer)),
+            "offer keys round trip"
+        );
     }
 }

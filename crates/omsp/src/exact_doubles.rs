@@ -9,14 +9,15 @@
 //! confirms and keeps getting DOUBLE_T.
 //!
 //! ```
-//! use omsp::exact_doubles::{is_confirmation, offered, CONFIRMATION, KEY, OFFER};
+//! use omsp::exact_doubles::{offered, CONFIRMATION, KEY, OFFER};
+//! use omsp::session::Line;
 //! use omsp::{Content, Header};
 //!
 //! let mut h = Header::new("d", "s", "app", 0, Content::Binary);
 //! assert!(!offered(&h));
 //! h.extra.push((KEY.into(), OFFER.into()));
 //! assert!(offered(&h));
-//! assert!(is_confirmation(CONFIRMATION.trim_end()));
+//! assert!(Line::parse(CONFIRMATION.trim_end()).unwrap().confirms_exact_doubles());
 //! ```
 
 use crate::header::Header;
@@ -25,7 +26,8 @@ use crate::header::Header;
 pub const KEY: &str = "x-streamgauge-doubles";
 /// Its value: the encoding offered.
 pub const OFFER: &str = "double64";
-/// The receiver's answer, a whole back-channel line.
+/// The receiver's answer, a whole back-channel line (what
+/// [`Line::Doubles`](crate::session::Line::Doubles) of [`OFFER`] writes).
 pub const CONFIRMATION: &str = "streamgauge-doubles double64\n";
 
 /// True if the header offers exact doubles (the last occurrence of the key
@@ -36,9 +38,4 @@ pub fn offered(h: &Header) -> bool {
         .rev()
         .find(|(k, _)| k == KEY)
         .is_some_and(|(_, v)| v == OFFER)
-}
-
-/// True if a back-channel line (without its LF) confirms exact doubles.
-pub fn is_confirmation(line: &str) -> bool {
-    line == CONFIRMATION.trim_end_matches('\n')
 }

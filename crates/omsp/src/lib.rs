@@ -60,6 +60,7 @@ pub mod metadata;
 pub mod names;
 mod sample;
 pub mod schema;
+pub mod session;
 mod table;
 pub mod text;
 pub mod types;

@@ -12,11 +12,11 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use crate::backchannel::{self, Request};
 use crate::config::FsyncPolicy;
 use crate::framer::{Framer, Frames};
 use crate::proxy::Shared;
 use crate::registry::{Claim, Entry};
+use omsp::session::{Line, Offer, SessionRequest};
 
 /// Bytes per socket read.
 const READ_CHUNK: usize = 256 << 10;
@@ -77,13 +77,19 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     };
     let header_len = decoder.offset() as usize;
     let rest = raw.split_off(header_len);
-    let request = match Request::from_header(&header) {
-        Ok(r) => r,
+    let offer = match Offer::from_header(&header) {
+        Ok(o) => o,
         Err(reason) => {
             tracing::warn!(client = %peer, %reason, "client closed: bad session keys");
             return;
         }
     };
+    // The proxy resumes sessions; control messages travel on a session's
+    // back-channel only.
+    let feedback = offer
+        .as_ref()
+        .is_some_and(|o| o.feedback && o.session.is_some());
+    let request = offer.and_then(|o| o.session);
     let (entry, claim) = match attach(&shared, &header, &raw, request.as_ref()).await {
         Ok(x) => x,
         Err(reason) => {
@@ -107,7 +113,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         pending: Vec::new(),
         pending_base: 0,
         errors: 0,
-        feedback: backchannel::wants_feedback(&header),
+        feedback,
     };
     let mut write_half = None;
     let (acks, finished) = match &request {
@@ -225,7 +231,7 @@ async fn attach(
     shared: &Arc<Shared>,
     header: &Header,
     raw: &[u8],
-    request: Option<&Request>,
+    request: Option<&SessionRequest>,
 ) -> Result<(Arc<Entry>, Option<Claim>), String> {
     let Some(r) = request else {
         let entry = shared.registry.create(raw, None)?;
@@ -263,7 +269,7 @@ impl Connection {
     async fn start_resumable(
         &mut self,
         mut wr: OwnedWriteHalf,
-        request: &Request,
+        request: &SessionRequest,
     ) -> Result<(tokio::task::JoinHandle<()>, watch::Sender<bool>), String> {
         // Everything the resume offset covers must be durable.
         self.entry
@@ -279,7 +285,7 @@ impl Connection {
                 "client announced more than the journal holds: it resends from the journal's end"
             );
         }
-        wr.write_all(backchannel::resume_line(resume).as_bytes())
+        wr.write_all(Line::Resume(resume).to_string().as_bytes())
             .await
             .map_err(|e| format!("writing the resume line: {e}"))?;
         let (finished, finished_rx) = watch::channel(false);
@@ -423,7 +429,7 @@ async fn send_acks(
         let durable = entry.lock().durable();
         if durable > sent {
             if wr
-                .write_all(backchannel::ack_line(durable).as_bytes())
+                .write_all(Line::Ack(durable).to_string().as_bytes())
                 .await
                 .is_err()
             {

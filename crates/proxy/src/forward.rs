@@ -18,10 +18,10 @@ use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use crate::backchannel::{self, Line};
 use crate::framer::{Framer, Frames};
 use crate::proxy::Shared;
 use crate::registry::{Entry, UpstreamState};
+use omsp::session::Line;
 
 /// Bytes read from the journal and written upstream at a time.
 const CHUNK: usize = 256 << 10;
@@ -216,14 +216,14 @@ async fn read_back(rd: OwnedReadHalf, tx: mpsc::UnboundedSender<Back>) {
     let mut lines = BufReader::new(rd).lines();
     loop {
         match lines.next_line().await {
-            Ok(Some(l)) => match backchannel::parse_line(&l) {
+            Ok(Some(l)) => match Line::parse(&l) {
                 Ok(line) => {
                     if tx.send(Back::Line(line)).is_err() {
                         return;
                     }
                 }
                 Err(e) => {
-                    let _ = tx.send(Back::End(e));
+                    let _ = tx.send(Back::End(e.to_string()));
                     return;
                 }
             },
@@ -278,8 +278,8 @@ async fn session(
         tokio::select! {
             m = rx.recv() => match m {
                 Some(Back::Line(Line::Resume(r))) => break Some(r),
-                Some(Back::Line(Line::Other(_))) => continue,
-                Some(Back::Line(Line::Control(_))) => return Outcome::Lost("upstream sent a control message before the resume line".into()),
+                Some(Back::Line(Line::Unknown(_) | Line::Doubles(_))) => continue,
+                Some(Back::Line(Line::Control { .. })) => return Outcome::Lost("upstream sent a control message before the resume line".into()),
                 Some(Back::Line(Line::Ack(_))) => return Outcome::Lost("upstream acknowledged before the resume line".into()),
                 Some(Back::End(reason)) => return Outcome::Lost(reason),
                 None => return Outcome::Lost("back-channel reader ended".into()),
@@ -452,11 +452,14 @@ fn handle(entry: &Entry, shared: &Shared, mode: &Mode, base: u64, m: Back) -> Op
         Back::Line(Line::Resume(_)) => {
             Some(Outcome::Lost("upstream sent a second resume line".into()))
         }
-        Back::Line(Line::Control(line)) => {
-            entry.relay_control(line);
+        Back::Line(line @ Line::Control { .. }) => {
+            // Relayed unchanged (spec §3.7): the same id, the same JSON.
+            entry.relay_control(line.to_string());
             None
         }
-        Back::Line(Line::Other(_)) => None,
+        // An exact-doubles confirmation changes nothing here: the
+        // client's tuples are forwarded as it wrote them (spec §3.8).
+        Back::Line(Line::Unknown(_) | Line::Doubles(_)) => None,
         Back::End(reason) => Some(Outcome::Lost(reason)),
     }
 }

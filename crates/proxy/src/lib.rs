@@ -30,7 +30,6 @@
 #![deny(missing_docs)]
 
 mod accept;
-pub mod backchannel;
 pub mod config;
 pub mod control;
 mod forward;

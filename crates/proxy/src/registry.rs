@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use tokio::sync::{watch, OwnedMutexGuard};
 
-use crate::backchannel::Request;
 use crate::config::{FsyncPolicy, QuotaPolicy};
 use crate::journal::{Journal, JournalError, JournalOptions};
+use omsp::session::SessionRequest;
 
 /// How long a reconnecting client waits for its previous connection to
 /// hand over its journal.
@@ -427,7 +427,7 @@ impl Registry {
 
     /// The journal of a resumable client session, reopened if the client
     /// had closed it; `None` if this proxy does not know the session.
-    pub fn find(&self, domain: Option<&str>, request: &Request) -> Option<Arc<Entry>> {
+    pub fn find(&self, domain: Option<&str>, request: &SessionRequest) -> Option<Arc<Entry>> {
         let entries = self.entries();
         let entry = entries
             .values()

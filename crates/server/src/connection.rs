@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use omsp::names::is_valid_domain;
+use omsp::session::{Offer, SessionRequest};
 use omsp::{Decoder, Event, Header, Sample, Schema};
 use store::metadata::{classify, MetadataTuple};
 use store::{ClockReport, Row, TableId};
@@ -24,7 +25,7 @@ use crate::config::PRE_AUTH_HEADER;
 use crate::feedback::{Feedback, Registration};
 use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
-use crate::session::{self, BackRequest, Claim, Feeds, Request};
+use crate::session::{self, Claim, Feeds};
 use crate::shutdown::Shutdown;
 use crate::writer::{Attached, Command, Progress};
 
@@ -470,7 +471,7 @@ impl Connection {
             }
         }
         let exact = omsp::exact_doubles::offered(&h);
-        if let Some(request) = BackRequest::from_header(&h)? {
+        if let Some(request) = Offer::from_header(&h).map_err(|e| e.to_string())? {
             self.start_back_channel(domain, request, sender_id, exact)
                 .await?;
         } else if exact {
@@ -485,7 +486,7 @@ impl Connection {
     async fn start_back_channel(
         &mut self,
         domain: &str,
-        request: BackRequest,
+        request: Offer,
         sender_id: i64,
         exact_doubles: bool,
     ) -> Result<(), String> {
@@ -575,7 +576,7 @@ impl Connection {
     async fn start_resumable(
         &mut self,
         domain: &str,
-        request: Request,
+        request: SessionRequest,
         sender_id: i64,
     ) -> Result<(u64, watch::Receiver<u64>), String> {
         let claim = self.shared.sessions.claim(domain, &request.id).await?;

@@ -1,5 +1,6 @@
-//! Resumable sessions (spec §3.6): the header keys that ask for them, one
-//! live connection per session, and the back-channel lines.
+//! Resumable sessions (spec §3.6): one live connection per session, and
+//! the task that writes the back-channel (its keys and lines are
+//! [`omsp::session`]'s).
 //!
 //! A sender that announces `x-streamgauge-session` gets, after its header,
 //! `streamgauge-resume <offset>` (where to continue), then
@@ -12,106 +13,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use omsp::Header;
+use omsp::session::Line;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{watch, OwnedMutexGuard};
-
-/// Header key naming the session.
-pub const KEY_SESSION: &str = "x-streamgauge-session";
-/// Header key: data offset of this connection's first byte, as the sender sees it.
-pub const KEY_OFFSET: &str = "x-streamgauge-offset";
-/// Header key: back-channel version the sender speaks.
-pub const KEY_BACKCHANNEL: &str = "x-streamgauge-backchannel";
-
-/// Longest session id.
-const MAX_ID: usize = 128;
 
 /// How long a new connection of a session waits for the previous one to
 /// hand over its rows.
 const TAKEOVER: Duration = Duration::from_secs(10);
-
-/// What a header asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    /// Session id.
-    pub id: String,
-    /// The sender's announced offset.
-    pub offset: u64,
-}
-
-/// The back-channel a header asked for (spec §3.6, §3.7).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackRequest {
-    /// A resumable session, if asked for.
-    pub session: Option<Request>,
-    /// The sender accepts control messages.
-    pub feedback: bool,
-}
-
-impl BackRequest {
-    /// The back-channel a header asks for: `Ok(None)` without the keys (a
-    /// stock client), an error for malformed or inconsistent values.
-    pub fn from_header(h: &Header) -> Result<Option<BackRequest>, String> {
-        let get = |key: &str| {
-            h.extra
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
-        let id = get(KEY_SESSION);
-        let feedback = match get(crate::feedback::KEY_FEEDBACK) {
-            None | Some("0") => false,
-            Some("1") => true,
-            Some(v) => return Err(format!("{}: {v:?} (want 1)", crate::feedback::KEY_FEEDBACK)),
-        };
-        match get(KEY_BACKCHANNEL) {
-            Some("1") => {}
-            Some(v) => {
-                return Err(format!(
-                    "{KEY_BACKCHANNEL}: version {v:?} unknown (this server speaks 1)"
-                ))
-            }
-            None if id.is_some() || feedback => {
-                return Err(format!(
-                    "{KEY_SESSION} and {} need {KEY_BACKCHANNEL}: 1",
-                    crate::feedback::KEY_FEEDBACK
-                ))
-            }
-            None => return Ok(None),
-        }
-        let session = match id {
-            None => None,
-            Some(id) => Some(Request::parse(id, get(KEY_OFFSET))?),
-        };
-        Ok(Some(BackRequest { session, feedback }))
-    }
-}
-
-impl Request {
-    fn parse(id: &str, offset: Option<&str>) -> Result<Request, String> {
-        let valid = !id.is_empty()
-            && id.len() <= MAX_ID
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
-        if !valid {
-            return Err(format!(
-                "{KEY_SESSION}: {id:?} is not 1-{MAX_ID} bytes of [A-Za-z0-9_.:-]"
-            ));
-        }
-        let offset = match offset {
-            None => 0,
-            Some(v) => v
-                .parse()
-                .map_err(|_| format!("{KEY_OFFSET}: {v:?} is not a decimal byte offset"))?,
-        };
-        Ok(Request {
-            id: id.to_owned(),
-            offset,
-        })
-    }
-}
 
 /// One session's slot: held by its live connection.
 #[derive(Debug)]
@@ -181,9 +89,7 @@ impl Sessions {
 
 /// Writes `streamgauge-resume <offset>`.
 pub async fn send_resume<W: AsyncWrite + Unpin>(w: &mut W, offset: u64) -> std::io::Result<()> {
-    w.write_all(format!("streamgauge-resume {offset}\n").as_bytes())
-        .await?;
-    w.flush().await
+    write_line(w, &Line::Resume(offset).to_string()).await
 }
 
 /// Confirms exact doubles (spec §3.8): the sender may write scalar doubles
@@ -218,7 +124,7 @@ pub async fn back_channel<W: AsyncWrite + Unpin>(mut w: W, mut feeds: Feeds) {
         if let Some(acks) = &mut feeds.acks {
             let now = *acks.borrow_and_update();
             if now > sent {
-                if write_line(&mut w, &format!("streamgauge-ack {now}\n"))
+                if write_line(&mut w, &Line::Ack(now).to_string())
                     .await
                     .is_err()
                 {

@@ -20,6 +20,8 @@ use std::io::{self, Read};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use omsp::session::Line;
+
 use crate::queue::dest::Chunk;
 
 /// Longest wait for the confirmation before the first data of a connection.
@@ -74,8 +76,8 @@ impl ExactDoubles {
     }
 
     /// Handles one back-channel line; true if it was the confirmation.
-    pub(crate) fn line_in(&mut self, line: &str) -> bool {
-        let yes = self.offered && omsp::exact_doubles::is_confirmation(line);
+    pub(crate) fn line_in(&mut self, line: &Line) -> bool {
+        let yes = self.offered && line.confirms_exact_doubles();
         if yes {
             self.agreed = true;
             self.wait_until = None;
@@ -89,7 +91,11 @@ impl ExactDoubles {
         for &b in bytes {
             if b == b'\n' {
                 let line = std::mem::take(&mut self.line);
-                self.line_in(&String::from_utf8_lossy(&line));
+                // Only the confirmation matters here: other lines, and
+                // malformed ones, are dropped.
+                if let Ok(line) = Line::parse(&String::from_utf8_lossy(&line)) {
+                    self.line_in(&line);
+                }
             } else if self.line.len() < MAX_LINE {
                 self.line.push(b);
             }
@@ -184,7 +190,7 @@ mod tests {
         let mut off = ExactDoubles::new(false);
         off.connecting();
         assert!(!off.waiting());
-        assert!(!off.line_in("streamgauge-doubles double64"));
+        assert!(!off.line_in(&Line::Doubles("double64".into())));
         assert!(!off.answer_pending());
     }
 }

@@ -23,6 +23,7 @@ use std::io::{self, Read};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use omsp::session::{is_id_byte, Line, Offer, SessionRequest};
 use omsp::Schema;
 
 use super::doubles::ExactDoubles;
@@ -136,17 +137,14 @@ impl<'a> Session<'a> {
     /// This connection's header.
     pub(super) fn header(&self) -> Vec<u8> {
         let s = self.spec;
-        let mut keys = vec![
-            ("x-streamgauge-session".to_owned(), self.id.clone()),
-            (
-                "x-streamgauge-offset".to_owned(),
-                self.produced().to_string(),
-            ),
-            ("x-streamgauge-backchannel".to_owned(), "1".to_owned()),
-        ];
-        if s.mode == Backchannel::Feedback {
-            keys.push(("x-streamgauge-feedback".to_owned(), "1".to_owned()));
-        }
+        let offer = Offer {
+            session: Some(SessionRequest {
+                id: self.id.clone(),
+                offset: self.produced(),
+            }),
+            feedback: s.mode == Backchannel::Feedback,
+        };
+        let mut keys = offer.keys();
         if s.exact_doubles {
             keys.push(exact_doubles_key());
         }
@@ -192,16 +190,15 @@ impl<'a> Session<'a> {
             self.line.extend_from_slice(&b[..n]);
             while let Some(nl) = self.line.iter().position(|&c| c == b'\n') {
                 let line: Vec<u8> = self.line.drain(..=nl).collect();
-                let text = String::from_utf8_lossy(&line[..nl]).into_owned();
-                let mut words = text.splitn(2, ' ');
-                if words.next() != Some("streamgauge-resume") {
-                    tracing::debug!(destination = %ctx.label, line = %text, "back-channel line before the resume line ignored");
-                    continue;
-                }
-                let offset = words
-                    .next()
-                    .and_then(|w| w.parse::<u64>().ok())
-                    .ok_or_else(|| Broken::Error(format!("malformed resume line {text:?}")))?;
+                let text = String::from_utf8_lossy(&line[..nl]);
+                let offset = match Line::parse(&text) {
+                    Ok(Line::Resume(offset)) => offset,
+                    Ok(_) => {
+                        tracing::debug!(destination = %ctx.label, line = %text, "back-channel line before the resume line ignored");
+                        continue;
+                    }
+                    Err(e) => return Err(Broken::Error(e.to_string())),
+                };
                 stream
                     .set_read_timeout(None)
                     .map_err(|e| Broken::Error(e.to_string()))?;
@@ -361,15 +358,13 @@ impl<'a> Session<'a> {
     }
 
     fn line_in(&mut self, text: &str, ctx: &SenderCtx) -> Result<(), Broken> {
-        if self.doubles.line_in(text) {
+        let line = Line::parse(text).map_err(|e| Broken::Error(e.to_string()))?;
+        if self.doubles.line_in(&line) {
             tracing::debug!(destination = %ctx.label, "receiver confirmed exact doubles");
             return Ok(());
         }
-        let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
-        let malformed = || Broken::Error(format!("malformed back-channel line {text:?}"));
-        match word {
-            "streamgauge-ack" => {
-                let offset: u64 = rest.parse().map_err(|_| malformed())?;
+        match line {
+            Line::Ack(offset) => {
                 if offset > self.produced() {
                     return Err(Broken::Error(format!(
                         "ack {offset} beyond the {} bytes produced",
@@ -378,21 +373,16 @@ impl<'a> Session<'a> {
                 }
                 self.ack(offset);
             }
-            "streamgauge-control" => {
-                let (id, json) = rest.split_once(' ').ok_or_else(malformed)?;
-                let id: u64 = id.parse().map_err(|_| malformed())?;
+            Line::Control { id, json } => {
                 if self.spec.mode != Backchannel::Feedback {
                     tracing::warn!(destination = %ctx.label, id, "control message without feedback enabled; ignored");
                     return Ok(());
                 }
-                ctx.queue.push_control(ControlMsg {
-                    id,
-                    json: json.to_owned(),
-                });
+                ctx.queue.push_control(ControlMsg { id, json });
                 ctx.shared.rings.wake_writer();
             }
-            _ => {
-                tracing::debug!(destination = %ctx.label, line = %text, "unknown back-channel line ignored")
+            Line::Resume(_) | Line::Doubles(_) | Line::Unknown(_) => {
+                tracing::debug!(destination = %ctx.label, line = %text, "back-channel line ignored")
             }
         }
         Ok(())
@@ -427,7 +417,7 @@ fn new_id(spec: &SessionSpec) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {
-                if c.is_ascii_alphanumeric() || "_.:-".contains(c) {
+                if c.is_ascii() && is_id_byte(c as u8) {
                     c
                 } else {
                     '_'

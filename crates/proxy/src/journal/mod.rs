@@ -34,9 +34,9 @@ use std::sync::Arc;
 
 use omsp::Header;
 
-use crate::backchannel;
 use crate::config::FsyncPolicy;
 use meta::{sync_dir, Meta};
+use omsp::session::{is_session_key, Offer, SessionRequest};
 use schemas::Declaration;
 use segment::Segment;
 
@@ -491,14 +491,24 @@ impl Journal {
     /// proxy's session keys (spec §3.6).
     pub fn upstream_header(&self, session: &str, offset: u64) -> Vec<u8> {
         let mut h = self.parsed.clone();
-        let feedback = backchannel::wants_feedback(&h);
-        h.extra.retain(|(k, _)| !backchannel::is_session_key(k));
+        // Control messages travel on a session's back-channel only.
+        let feedback = matches!(
+            Offer::from_header(&h),
+            Ok(Some(Offer {
+                session: Some(_),
+                feedback: true
+            }))
+        );
+        h.extra.retain(|(k, _)| !is_session_key(k));
         schemas::apply(&mut h, &self.decls, self.meta.epoch_base + offset);
-        h.extra.extend(backchannel::sender_keys(session, offset));
-        if feedback {
-            h.extra
-                .push((backchannel::KEY_FEEDBACK.to_owned(), "1".to_owned()));
-        }
+        let offer = Offer {
+            session: Some(SessionRequest {
+                id: session.to_owned(),
+                offset,
+            }),
+            feedback,
+        };
+        h.extra.extend(offer.keys());
         let mut out = Vec::with_capacity(self.header.len() + 128);
         h.write(&mut out);
         out
@@ -508,7 +518,7 @@ impl Journal {
     /// stream declared before it, without session keys.
     pub fn header_at(&self, offset: u64) -> Vec<u8> {
         let mut h = self.parsed.clone();
-        h.extra.retain(|(k, _)| !backchannel::is_session_key(k));
+        h.extra.retain(|(k, _)| !is_session_key(k));
         schemas::apply(&mut h, &self.decls, offset);
         let mut out = Vec::with_capacity(self.header.len());
         h.write(&mut out);

@@ -24,9 +24,6 @@ pub use rules::{Condition, Rule};
 /// stops reading its back-channel must not make the server buffer).
 const QUEUE: usize = 64;
 
-/// Header key a sender uses to accept control messages.
-pub const KEY_FEEDBACK: &str = "x-streamgauge-feedback";
-
 /// One connection that accepts control messages.
 #[derive(Debug)]
 pub struct Peer {
@@ -51,7 +48,11 @@ impl Peer {
     pub fn send(&self, message: &Json) -> Result<u64, String> {
         rules::check_message(message)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        let line = format!("streamgauge-control {id} {message}\n");
+        let line = omsp::session::Line::Control {
+            id,
+            json: message.to_string(),
+        }
+        .to_string();
         self.tx.try_send(line).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => {
                 "the sender is not reading its control messages".to_owned()
