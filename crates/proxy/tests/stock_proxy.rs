@@ -36,12 +36,32 @@ impl Drop for Stock {
     }
 }
 
+/// Waits until a socket listens on `addr`'s port, without connecting: the
+/// stock proxy would take a probe connection for a client session, and
+/// with two sessions it sometimes forwards only the empty one on resume.
 fn wait_listening(addr: SocketAddr) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(addr).is_err() {
+    while !listening(addr.port()) {
         assert!(Instant::now() < deadline, "nothing listens on {addr}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether /proc/net/tcp{,6} lists a socket in LISTEN state on `port`.
+fn listening(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|table| {
+        std::fs::read_to_string(table)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                // local_address is ADDR:PORT in hex; state 0A is LISTEN.
+                cols.len() > 3
+                    && cols[3] == "0A"
+                    && cols[1].rsplit(':').next() == Some(&format!("{port:04X}"))
+            })
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,7 +97,9 @@ async fn the_stock_proxy_replays_a_session_into_our_server() {
         s.set_nodelay(true).unwrap();
         s.write_all(header("viastock", "a", "").as_bytes()).unwrap();
         for line in String::from_utf8(tuples(0, n)).unwrap().lines() {
-            std::thread::sleep(Duration::from_millis(40));
+            // The stock proxy parses one message per TCP chunk: a pause
+            // long enough that a loaded machine still reads each line alone.
+            std::thread::sleep(Duration::from_millis(100));
             s.write_all(format!("{line}\n").as_bytes()).unwrap();
         }
         std::thread::sleep(Duration::from_millis(200));
