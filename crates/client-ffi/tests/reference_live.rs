@@ -19,6 +19,16 @@ use common::db::check_database;
 use common::*;
 use rusqlite::types::Value as Sql;
 
+/// The tests of this file run one at a time: each picks free ports for
+/// stock servers (bind, release, hand the number to the child) while
+/// another's in-process server takes an ephemeral port, and a port taken
+/// twice sent the stock client's rows to the wrong server (seen in CI:
+/// "0 files in the data dir", three attempts in a row).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The reference's install prefix (`None`: a recorded skip, see testkit).
 fn reference() -> Option<&'static Path> {
     testkit::oml_reference()
@@ -77,6 +87,7 @@ fn install_ours(prefix: &Path) -> PathBuf {
 
 #[test]
 fn a_stock_binary_runs_on_our_library_by_soname() {
+    let _serial = serial();
     let Some(p) = reference() else { return };
     let work = tempfile::tempdir().unwrap();
     let exe = generator_against_reference(p, work.path());
@@ -118,8 +129,18 @@ fn a_stock_binary_runs_on_our_library_by_soname() {
 /// reach the socket: our server then has no table at all. Such a run is
 /// tried again (up to three times), with what the client said kept for
 /// the failure message; a run whose data arrive is checked value by value.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_stock_client_into_our_server_text_and_binary() {
+#[test]
+fn the_stock_client_into_our_server_text_and_binary() {
+    let _serial = serial();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(stock_client_into_our_server());
+}
+
+async fn stock_client_into_our_server() {
     let Some(p) = reference() else { return };
     for enc in ["--oml-binary", "--oml-text"] {
         let mut logs = Vec::new();
@@ -289,6 +310,7 @@ fn rows(db: &Path) -> Vec<(String, Vec<Vec<Sql>>)> {
 /// arrived is compared cell by cell.
 #[test]
 fn our_library_into_the_stock_server_as_the_stock_library() {
+    let _serial = serial();
     let Some(p) = reference() else { return };
     for enc in ["--oml-binary", "--oml-text"] {
         let mut failures = Vec::new();
@@ -351,6 +373,7 @@ fn compare_into_stock_server(p: &Path, enc: &str) -> Result<(), String> {
 /// reference's 30-bit DOUBLE_T). The C library runs on the same Rust core.
 #[test]
 fn our_client_offering_exact_doubles_still_gives_the_stock_server_the_reference_encoding() {
+    let _serial = serial();
     let Some(p) = reference() else { return };
     let values = [
         1e300,
