@@ -371,9 +371,13 @@ async fn two_servers_race_on_a_new_partitioned_stream() {
         (configs, partitions(&mut c, "race_m").len())
     });
     assert_eq!(configs, 1, "one stream table partitioned once");
+    // Partitioned for real (the three made with the parent at least); how
+    // many more exist depends on how fast the ingest outran the once-a-
+    // second maintenance (9 and 10 both seen), so making them ahead is
+    // checked in `rows_land_in_their_partitions_and_read_back_exactly`.
     assert!(
-        children >= 10,
-        "partitions made as the 16 000 ids advanced (3 at first): {children}"
+        children >= 3,
+        "the stream table has its partitions: {children}"
     );
 
     // The query API reads the partitioned stream as any other: a server
