@@ -86,6 +86,9 @@ pub struct ServerConfig {
     pub http_cors_origin: Option<String>,
     /// Longest a query API request may run before it is cancelled.
     pub query_budget: Duration,
+    /// Nice value of the HTTP endpoints' threads (`--http-nice`, 0–19):
+    /// readers yield the cores to collection. See [`crate::http_runtime`].
+    pub http_nice: i32,
     /// Store the server's own state as streams in this domain (`--self-domain`).
     pub self_domain: Option<String>,
     /// Token authentication per domain (`--auth-file`); `None`: none, as
@@ -125,6 +128,7 @@ impl ServerConfig {
             http_public: false,
             http_cors_origin: None,
             query_budget: Duration::from_secs(10),
+            http_nice: 10,
             self_domain: None,
             auth: None,
             tls: None,

@@ -42,6 +42,7 @@ mod connection;
 pub mod feedback;
 pub mod hook;
 pub mod http;
+pub mod http_runtime;
 pub mod metrics;
 mod registry;
 mod server;

@@ -15,6 +15,7 @@ use crate::config::{Backend, ServerConfig};
 use crate::connection::Shared;
 use crate::feedback::Feedback;
 use crate::hook::Hook;
+use crate::http_runtime::HttpRuntime;
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::shutdown::Shutdown;
@@ -88,6 +89,8 @@ pub struct Server {
     trigger: watch::Sender<bool>,
     /// Ends when everything is stored and closed.
     done: tokio::task::JoinHandle<()>,
+    /// Runs the HTTP endpoints, if any, at a lower priority.
+    http_rt: Option<HttpRuntime>,
 }
 
 impl Server {
@@ -175,6 +178,7 @@ impl Server {
                 tls.clone(),
             ));
         }
+        let mut http_rt = None;
         if metrics_listener.is_some() || http_listener.is_some() {
             let app = crate::http::router(
                 Arc::clone(&metrics),
@@ -182,17 +186,17 @@ impl Server {
                 api_router(&config, &commits),
             );
             let app = http_config(&config, auth.clone())?.apply(app);
+            let rt = HttpRuntime::new(config.http_nice).map_err(|e| ServerError::Http {
+                reason: format!("cannot start the HTTP runtime: {e}"),
+            })?;
             for listener in [metrics_listener, http_listener].into_iter().flatten() {
-                tracing::info!(addr = ?listener.local_addr().ok(), "serving HTTP");
-                let mut stop = shutdown.clone();
-                let app = app.clone();
-                tokio::spawn(async move {
-                    let until = async move { stop.requested().await };
-                    if let Err(e) = httpkit::serve(listener, app, until).await {
-                        tracing::error!(error = %e, "HTTP listener failed");
-                    }
-                });
+                tracing::info!(addr = ?listener.local_addr().ok(), nice = config.http_nice, "serving HTTP");
+                rt.serve(listener, app.clone(), shutdown.clone())
+                    .map_err(|e| ServerError::Http {
+                        reason: format!("cannot hand the listener to the HTTP runtime: {e}"),
+                    })?;
             }
+            http_rt = Some(rt);
         }
         tokio::spawn(crate::feedback::engine::run(
             Arc::clone(&feedback),
@@ -241,6 +245,7 @@ impl Server {
             registry,
             trigger,
             done,
+            http_rt,
         })
     }
 
@@ -288,6 +293,7 @@ impl Server {
     pub async fn shutdown(self) {
         let _ = self.trigger.send(true);
         let _ = self.done.await;
+        drop(self.http_rt);
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 35] = [
+pub const KEYS: [&str; 36] = [
     "listen",
     "bind",
     "data-dir",
@@ -47,6 +47,7 @@ pub const KEYS: [&str; 35] = [
     "http-public",
     "http-cors-origin",
     "query-budget",
+    "http-nice",
     "max-connections",
     "max-connections-per-source",
     "max-domains",

@@ -27,6 +27,9 @@ pub struct HttpArgs {
     /// Cancel a query API request that runs longer than this [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub query_budget: Option<f64>,
+    /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority [default: 10].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub http_nice: Option<i32>,
 }
 
 impl HttpArgs {
@@ -55,6 +58,17 @@ impl HttpArgs {
             anyhow::bail!("query-budget {budget}: want seconds between 0 and 86400");
         }
         server.query_budget = Duration::from_secs_f64(budget);
+        server.http_nice = match (self.http_nice, file.get("http-nice")) {
+            (Some(n), _) => n,
+            (None, Some(v)) => parse("http-nice", v)?,
+            (None, None) => 10,
+        };
+        if !(0..=::server::http_runtime::MAX_NICE).contains(&server.http_nice) {
+            anyhow::bail!(
+                "http-nice {}: want a nice value from 0 (same priority as collection) to 19",
+                server.http_nice
+            );
+        }
         Ok(())
     }
 }

@@ -1,0 +1,108 @@
+//! The HTTP endpoints' own runtime, at a lower CPU priority than collection.
+//!
+//! Readers of the query API do work in proportion to the rows they read: a
+//! live tail turns every new row into an event, an export or a tile
+//! catch-up reads every row once more. On a small machine that work runs on
+//! the cores that decode and store incoming rows, and a few browsers could
+//! slow ingestion. So the HTTP endpoints (query API, `/metrics`, control)
+//! run on a runtime of their own whose threads — workers and the blocking
+//! pool that runs the SQL reads and tile upkeep — are niced
+//! ([`ServerConfig::http_nice`], 10 by default): while collection needs the
+//! cores it gets them and readers fall behind (a tail that falls too far
+//! behind is told where to resume); when the cores are idle, readers get
+//! them all. Nothing is shared under a lock between the two sides: readers
+//! use their own database connections (SQLite WAL, PostgreSQL sessions), so
+//! a low-priority reader never holds up a writer.
+//!
+//! [`ServerConfig::http_nice`]: crate::ServerConfig::http_nice
+
+use std::io;
+
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+
+use crate::shutdown::Shutdown;
+
+/// Highest nice value Linux accepts.
+pub const MAX_NICE: i32 = 19;
+
+/// A runtime for the HTTP endpoints; shut down in the background when
+/// dropped, so dropping it inside another runtime is fine.
+#[derive(Debug)]
+pub struct HttpRuntime(Option<Runtime>);
+
+impl HttpRuntime {
+    /// Starts the runtime; every thread it starts sets its nice value to
+    /// `nice` (0: the same priority as collection).
+    pub fn new(nice: i32) -> io::Result<HttpRuntime> {
+        let nice = nice.clamp(0, MAX_NICE);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .thread_name("sg-http")
+            .on_thread_start(move || lower_priority(nice))
+            .enable_all()
+            .build()?;
+        Ok(HttpRuntime(Some(rt)))
+    }
+
+    /// Serves `app` on `listener` (bound in the caller's runtime) until
+    /// shutdown is requested.
+    pub fn serve(
+        &self,
+        listener: TcpListener,
+        app: axum::Router,
+        mut stop: Shutdown,
+    ) -> io::Result<()> {
+        let rt = self.0.as_ref().expect("runtime present until dropped");
+        // A tokio listener belongs to the runtime that created it: hand the
+        // socket over as a std listener (it stays non-blocking).
+        let std = listener.into_std()?;
+        rt.spawn(async move {
+            let listener = match TcpListener::from_std(std) {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::error!(error = %e, "HTTP listener failed");
+                    return;
+                }
+            };
+            let until = async move { stop.requested().await };
+            if let Err(e) = httpkit::serve(listener, app, until).await {
+                tracing::error!(error = %e, "HTTP listener failed");
+            }
+        });
+        Ok(())
+    }
+}
+
+impl Drop for HttpRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Sets the calling thread's nice value (Linux keeps one per thread).
+fn lower_priority(nice: i32) {
+    if nice == 0 {
+        return;
+    }
+    // SAFETY: gettid and setpriority take plain integers and touch no
+    // memory of ours; raising one's own nice value needs no privilege.
+    #[allow(unsafe_code)]
+    let rc = unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice)
+    };
+    if rc != 0 {
+        tracing::warn!(nice, error = %io::Error::last_os_error(), "could not lower the HTTP threads' priority");
+    }
+}
+
+/// The calling thread's nice value (for tests).
+pub fn current_nice() -> i32 {
+    // SAFETY: as above; getpriority only reads.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t)
+    }
+}
