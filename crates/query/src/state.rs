@@ -52,6 +52,8 @@ pub struct QueryState {
     /// Pre-aggregated M4 tiles for `points=` (`None`: always computed
     /// from the rows).
     pub tiles: Option<Arc<TileCache>>,
+    /// Shared readers of live tails (one per followed request).
+    pub(crate) tails: Arc<crate::tail::Hub>,
 }
 
 impl QueryState {
@@ -65,6 +67,7 @@ impl QueryState {
             poll: Duration::from_millis(250),
             max_lag: 100_000,
             tiles: Some(Arc::new(TileCache::new(Some(backend.clone())))),
+            tails: Arc::default(),
             backend,
         }
     }

@@ -142,3 +142,64 @@ fn tail_errors_come_before_the_stream() {
     let (s, v) = srv.json("/api/v1/domains/lab1/streams/m_all/tail?where=zz=1");
     assert_eq!(s, 404, "{v}");
 }
+
+/// Subscribers of the same request share one reader; each still gets every
+/// row exactly once and in order, however late it joins while rows are
+/// being committed (the join is gapless), and a subscriber of another
+/// request gets its own fields.
+#[test]
+fn subscribers_joining_during_commits_get_every_row_once() {
+    const COMMITS: i64 = 40;
+    const PER_COMMIT: i64 = 50;
+    let (dir, mut db) = sqlite("lab1");
+    let feed = Arc::new(Feed(tokio::sync::watch::channel(0).0));
+    let mut state = sqlite_state(dir.path()).with_feed(feed.clone());
+    state.poll = Duration::from_secs(30);
+    let srv = Arc::new(Server::start(state));
+    let first = ALL_ROWS + 1;
+    let last = ALL_ROWS + COMMITS * PER_COMMIT;
+    let want: Vec<i64> = (first..=last).collect();
+    let mut subscribers = Vec::new();
+    for k in 0..6u64 {
+        let srv = Arc::clone(&srv);
+        let fields = if k == 5 { "u64" } else { "i32" };
+        let want = want.len();
+        subscribers.push(std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(25 * k));
+            let path =
+                format!("/api/v1/domains/lab1/streams/m_all/tail?fields={fields}&after={ALL_ROWS}");
+            let (ev, _conn) = events(&srv, &path, &[], |ev| ids(ev).len() >= want);
+            (fields, ev)
+        }));
+    }
+    let t = db.find_table("m_all").unwrap();
+    for c in 0..COMMITS {
+        for i in 0..PER_COMMIT {
+            let id = first + c * PER_COMMIT + i;
+            db.insert(&Row {
+                table: t,
+                sender: 1,
+                seq: id,
+                ts_client: id as f64,
+                ts_server: id as f64,
+                values: all_values(id),
+            })
+            .unwrap();
+        }
+        db.commit().unwrap();
+        feed.0.send_modify(|n| *n += 1);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for s in subscribers {
+        let (fields, ev) = s.join().unwrap();
+        assert_eq!(ids(&ev), want, "{fields}: every row once, in order");
+        let rows: Vec<serde_json::Value> = ev
+            .iter()
+            .filter(|e| e.event == "row")
+            .map(|e| serde_json::from_str(&e.data).unwrap())
+            .collect();
+        for (id, row) in want.iter().zip(&rows) {
+            assert_eq!(row, &serde_json::json!({ fields: id }), "row {id}");
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! One reader per followed request, however many clients follow it.
+//!
+//! Ten browsers tailing the same stream with the same fields would
+//! otherwise read every new row ten times and turn it into JSON ten times,
+//! on the cores that also store the rows. A [`Hub`] keeps one shared
+//! reader ([`Shared`]) per (domain, stream, request): it reads each new
+//! batch once, renders each row once, and broadcasts the batch to every
+//! subscriber. A subscriber that cannot keep up loses nothing: it notices
+//! the broadcast lag and falls back to reading on its own connection from
+//! where it is (see [`super::run`]), which is also how it catches up after
+//! joining.
+//!
+//! Joining is gapless because a subscriber subscribes *before* it catches
+//! up: every batch broadcast before that holds rows committed before it,
+//! which its own reads (until one returns less than a full batch) cover;
+//! every later batch it receives. Rows it gets twice it skips by id.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::broadcast;
+
+use super::{round, Tail};
+use crate::state::QueryState;
+
+/// Batches a subscriber may fall behind before it reads on its own.
+const CAPACITY: usize = 64;
+
+/// Rows read together and rendered once: (`oml_tuple_id`, JSON object).
+pub type Batch = Arc<Vec<(i64, String)>>;
+
+/// The shared readers, by request.
+#[derive(Default)]
+pub struct Hub {
+    /// Live readers; an entry whose reader ended no longer upgrades.
+    readers: Mutex<HashMap<String, Weak<Shared>>>,
+}
+
+/// One shared reader's output: every batch read, in order.
+pub struct Shared {
+    tx: broadcast::Sender<Batch>,
+}
+
+/// Batches sent from the moment of subscribing on.
+pub type Subscription = broadcast::Receiver<Batch>;
+
+impl Hub {
+    /// Subscribes to the reader of `key`, if one runs.
+    pub fn subscribe(&self, key: &str) -> Option<Subscription> {
+        let shared = lock(&self.readers).get(key)?.upgrade()?;
+        Some(shared.subscribe())
+    }
+
+    /// Starts the reader of `key` on `tail` (a connection of its own,
+    /// positioned at the end of the stream) and subscribes to it. If
+    /// another subscriber started one meanwhile, that one is used and
+    /// `tail` is dropped.
+    pub fn start(
+        &self,
+        key: String,
+        state: QueryState,
+        domain: String,
+        tail: Tail,
+    ) -> Subscription {
+        let mut readers = lock(&self.readers);
+        if let Some(shared) = readers.get(&key).and_then(Weak::upgrade) {
+            return shared.subscribe();
+        }
+        let shared = Arc::new(Shared {
+            tx: broadcast::channel(CAPACITY).0,
+        });
+        readers.retain(|_, w| w.strong_count() > 0);
+        readers.insert(key, Arc::downgrade(&shared));
+        let sub = shared.subscribe();
+        tokio::spawn(read(state, domain, tail, shared));
+        sub
+    }
+}
+
+impl Shared {
+    fn subscribe(&self) -> Subscription {
+        self.tx.subscribe()
+    }
+}
+
+/// The shared reader: reads new rows whenever the domain commits, until
+/// nobody follows any more (or on a database error: the subscribers then
+/// read on their own and report it).
+async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared>) {
+    let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
+    loop {
+        let r = tokio::task::spawn_blocking(move || {
+            let r = round(&mut t);
+            (t, r)
+        })
+        .await;
+        let Ok((back, Ok((rows, _lag)))) = r else {
+            return;
+        };
+        t = back;
+        let full = rows.len() as u64 >= super::BATCH;
+        if !rows.is_empty() && shared.tx.send(Arc::new(rows)).is_err() {
+            return; // Nobody follows.
+        }
+        if shared.tx.receiver_count() == 0 {
+            return;
+        }
+        if full {
+            continue;
+        }
+        super::wait(&state, &mut feed).await;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

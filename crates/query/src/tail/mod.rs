@@ -1,0 +1,327 @@
+//! `GET …/tail`: new rows as Server-Sent Events (`event: row`, `id:` the
+//! row's `oml_tuple_id`, `data:` a JSON object). Resumes after
+//! `Last-Event-ID` or `?after=`; without either it starts at the end.
+//!
+//! The tail reads with its own connection, woken by the [`CommitFeed`]
+//! (or every `poll` without one), so ingestion never waits for a client.
+//! A client that falls more than `max_lag` rows behind gets a final
+//! `event: lagged` naming the id to resume from, and is closed.
+//!
+//! Clients following the same request share one reader ([`hub`]): a
+//! client reads on its own connection only to catch up (after joining, or
+//! after falling behind the shared reader), then takes the shared
+//! reader's rendered batches.
+//!
+//! [`CommitFeed`]: crate::CommitFeed
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::auth::Caller;
+use crate::error::QueryError;
+use crate::exec::open;
+use crate::export::{columns, Cell, Column, ExportError, Source, Timestamps};
+use crate::format::json::api_value;
+use crate::plan;
+use crate::request::RowsRequest;
+use crate::sql::Sql;
+use crate::state::QueryState;
+
+mod hub;
+pub use hub::Hub;
+use hub::Subscription;
+
+/// Rows read per round.
+const BATCH: u64 = 1000;
+/// Events queued towards the client.
+const QUEUE: usize = 256;
+
+/// What a tail needs between rounds.
+pub struct Tail {
+    /// The domain's connection.
+    src: Source,
+    /// The stream's table.
+    table: String,
+    /// Parsed filters and columns.
+    req: RowsRequest,
+    /// Last id sent.
+    last: i64,
+}
+
+/// Starts a tail; errors (404, 400) are answered before the stream opens.
+pub async fn tail(
+    state: QueryState,
+    caller: Caller,
+    domain: String,
+    stream: String,
+    pairs: Vec<(String, String)>,
+    last_event_id: Option<String>,
+) -> Response {
+    let resume = last_event_id.or_else(|| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == "after")
+            .map(|(_, v)| v.clone())
+    });
+    let opened = open_tail(&state, &caller, &domain, &stream, &pairs, resume).await;
+    let tail = match opened {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let follow = Follow {
+        key: hub_key(&domain, &tail.table, &pairs),
+        caller,
+        stream,
+        pairs,
+    };
+    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(QUEUE);
+    tokio::spawn(run(state, domain, follow, tail, tx));
+    let stream =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
+/// Opens a connection for a tail of `stream`, positioned after `resume`
+/// (an id) or at the end of the stream.
+async fn open_tail(
+    state: &QueryState,
+    caller: &Caller,
+    domain: &str,
+    stream: &str,
+    pairs: &[(String, String)],
+    resume: Option<String>,
+) -> Result<Tail, QueryError> {
+    let (st, caller, d, stream, pairs) = (
+        state.clone(),
+        caller.clone(),
+        domain.to_owned(),
+        stream.to_owned(),
+        pairs.to_vec(),
+    );
+    let opened = tokio::task::spawn_blocking(move || -> Result<Tail, QueryError> {
+        let mut src = open(&st, &caller, &d)?;
+        let schema = crate::catalog::find_stream(&mut src, &d, &stream)?;
+        let start = src.start_time().map_err(QueryError::Database)?.unwrap_or(0);
+        let mut req = RowsRequest::parse(&pairs, &columns(&schema), start)?;
+        crate::exec::corrected_if_possible(&mut src, &mut req)?;
+        req.limit = Some(BATCH);
+        let last = match resume {
+            Some(v) => v.trim().parse::<i64>().map_err(|_| {
+                QueryError::bad("after", format!("{v:?}: give an event id (oml_tuple_id)"))
+            })?,
+            None => max_id(&mut src, &schema.name).map_err(QueryError::Database)?,
+        };
+        Ok(Tail {
+            src,
+            table: schema.name,
+            req,
+            last,
+        })
+    })
+    .await;
+    opened.unwrap_or_else(|_| {
+        Err(QueryError::Database(ExportError::Invalid(
+            "tail set-up failed".into(),
+        )))
+    })
+}
+
+/// What identifies the rows a tail sends: the stream and every parameter
+/// but the starting point.
+fn hub_key(domain: &str, table: &str, pairs: &[(String, String)]) -> String {
+    let mut params: Vec<&(String, String)> = pairs.iter().filter(|(k, _)| k != "after").collect();
+    params.sort();
+    let mut key = format!("{domain}\0{table}");
+    for (k, v) in params {
+        key.push('\0');
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
+    }
+    key
+}
+
+/// What a tail needs to start (or rejoin) the shared reader of its request.
+struct Follow {
+    /// The shared reader's key.
+    key: String,
+    /// Who asked (the shared reader opens with the same rights).
+    caller: Caller,
+    /// The stream, as asked.
+    stream: String,
+    /// The request's parameters.
+    pairs: Vec<(String, String)>,
+}
+
+fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
+    let mut sql = Sql::new(src.dialect());
+    sql.push("SELECT CAST(max(oml_tuple_id) AS TEXT) FROM ")
+        .ident(table);
+    Ok(src
+        .text_rows(&sql)?
+        .first()
+        .and_then(|r| r[0].as_deref()?.parse().ok())
+        .unwrap_or(0))
+}
+
+/// One round: the rows after `t.last`, and how far behind the end we are.
+fn round(t: &mut Tail) -> Result<(Vec<(i64, String)>, i64), ExportError> {
+    t.req.after = Some(t.last);
+    let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
+    let cols: Vec<Column> = plan::selected(&t.req);
+    let times = Timestamps::new(None);
+    let mut out = Vec::new();
+    let int64_string = t.req.int64_string;
+    let limit = t.req.limit.unwrap_or(BATCH) as usize;
+    t.src.run(&sql, &cols, |cells| {
+        if out.len() < limit {
+            if let Cell::Int(id) = cells[0] {
+                let mut m = Map::new();
+                for (c, v) in cols[1..].iter().zip(&cells[1..]) {
+                    m.insert(c.name.clone(), api_value(v, c.kind, times, int64_string));
+                }
+                out.push((id, Value::Object(m).to_string()));
+            }
+        }
+        Ok(())
+    })?;
+    if let Some((id, _)) = out.last() {
+        t.last = *id;
+    }
+    let end = max_id(&mut t.src, &t.table)?;
+    Ok((out, end - t.last))
+}
+
+async fn run(
+    state: QueryState,
+    domain: String,
+    follow: Follow,
+    mut t: Tail,
+    tx: mpsc::Sender<Result<Event, Infallible>>,
+) {
+    let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
+    loop {
+        // Join the shared reader first, then catch up on our own: every row
+        // the reader had passed when we joined is read here.
+        let sub = match join(&state, &domain, &follow).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::debug!(error = ?e, "tail reads on its own");
+                None
+            }
+        };
+        loop {
+            let r = tokio::task::spawn_blocking(move || {
+                let r = round(&mut t);
+                (t, r)
+            })
+            .await;
+            let Ok((back, r)) = r else { return };
+            t = back;
+            let (rows, lag) = match r {
+                Ok(x) => x,
+                Err(e) => {
+                    let data = json!({"code": "database_error", "message": e.to_string()});
+                    let _ = tx
+                        .send(Ok(Event::default().event("error").data(data.to_string())))
+                        .await;
+                    return;
+                }
+            };
+            let full = rows.len() as u64 >= BATCH;
+            for (id, row) in rows {
+                if !send_row(&tx, id, &row).await {
+                    return; // The client went away.
+                }
+            }
+            if lag > state.max_lag as i64 {
+                let data = json!({
+                    "code": "lagged",
+                    "message": format!("this client is {lag} rows behind (more than {}): fetch the gap with GET …/rows?after={} and tail again", state.max_lag, t.last),
+                    "resume_after": t.last,
+                });
+                let _ = tx
+                    .send(Ok(Event::default().event("lagged").data(data.to_string())))
+                    .await;
+                return;
+            }
+            if full {
+                continue;
+            }
+            if sub.is_some() {
+                break; // Caught up: follow the shared reader.
+            }
+            // No shared reader (it could not start): wait for commits.
+            wait(&state, &mut feed).await;
+            if tx.is_closed() {
+                return;
+            }
+        }
+        let Some(mut sub) = sub else { continue };
+        // Follow until we fall behind the shared reader or it ends; then
+        // read on our own again from where we are.
+        loop {
+            match sub.recv().await {
+                Ok(batch) => {
+                    for (id, row) in batch.iter() {
+                        if *id <= t.last {
+                            continue;
+                        }
+                        if !send_row(&tx, *id, row).await {
+                            return;
+                        }
+                        t.last = *id;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => break,
+                Err(broadcast::error::RecvError::Closed) => {
+                    if tx.is_closed() {
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Subscribes to the shared reader of this request, starting it if none
+/// runs.
+async fn join(state: &QueryState, domain: &str, f: &Follow) -> Result<Subscription, QueryError> {
+    if let Some(sub) = state.tails.subscribe(&f.key) {
+        return Ok(sub);
+    }
+    let reader = open_tail(state, &f.caller, domain, &f.stream, &f.pairs, None).await?;
+    Ok(state
+        .tails
+        .start(f.key.clone(), state.clone(), domain.to_owned(), reader))
+}
+
+/// Sends one row event; false once the client has gone.
+async fn send_row(tx: &mpsc::Sender<Result<Event, Infallible>>, id: i64, row: &str) -> bool {
+    let ev = Event::default().event("row").id(id.to_string()).data(row);
+    tx.send(Ok(ev)).await.is_ok()
+}
+
+/// Waits for the domain's next commit (or the poll period without a
+/// feed; the poll stays as a safety net with one, and a closed feed falls
+/// back to it).
+async fn wait(state: &QueryState, feed: &mut Option<watch::Receiver<u64>>) {
+    match feed.as_mut() {
+        Some(f) => {
+            let waited =
+                tokio::time::timeout(state.poll.max(Duration::from_secs(5)), f.changed()).await;
+            if matches!(waited, Ok(Err(_))) {
+                *feed = None;
+            }
+        }
+        None => tokio::time::sleep(state.poll).await,
+    }
+}
