@@ -38,7 +38,7 @@ impl HttpRuntime {
         let nice = nice.clamp(0, MAX_NICE);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("sg-http")
-            .on_thread_start(move || lower_priority(nice))
+            .on_thread_start(move || set_thread_nice(nice))
             .enable_all()
             .build()?;
         Ok(HttpRuntime(Some(rt)))
@@ -81,8 +81,10 @@ impl Drop for HttpRuntime {
     }
 }
 
-/// Sets the calling thread's nice value (Linux keeps one per thread).
-fn lower_priority(nice: i32) {
+/// Sets the calling thread's nice value (Linux keeps one per thread); 0
+/// leaves it alone. Benchmarks use it too, for threads that stand for
+/// clients on other machines.
+pub fn set_thread_nice(nice: i32) {
     if nice == 0 {
         return;
     }
