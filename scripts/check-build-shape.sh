@@ -1,33 +1,57 @@
 #!/usr/bin/env bash
-# Checks the build shape promised in docs/ARCHITECTURE.md: the libraries a
-# user embeds (server, proxy, stores, query, the C library) and the
-# `streamgauge` binary built with --no-default-features do not build the
-# in-line eBPF programs, so they need neither clang nor the libbpf
-# headers; then lints that reduced binary (which also compiles it).
+# Checks the build shape promised in docs/ARCHITECTURE.md:
+# - the libraries a user embeds (server, proxy, stores, query, the C
+#   library) and the `streamgauge` binary built with --no-default-features
+#   do not build the in-line eBPF programs, so they need neither clang nor
+#   the libbpf headers;
+# - that reduced binary (a production or packaged build) carries no test
+#   infrastructure: neither the benchmark harnesses nor pgtemp;
+# - the default binary still has both subcommands (`inline`, `bench`);
+# then lints the reduced binary (which also compiles it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EBPF='^(inline-ebpf|libbpf-sys|libbpf-rs|libbpf-cargo) '
+TEST_INFRA='^(benchmarks|pgtemp) '
 status=0
-check() {
-    local what="$1"; shift
+
+# The packages of a build (normal and build dependencies) matching $1.
+matching() {
+    local pattern="$1"; shift
+    cargo tree "$@" -e normal,build --prefix none | grep -E "$pattern" | sort -u || true
+}
+
+# Fails the check if the build given by the cargo arguments pulls in a
+# package matching $2 ($1 says what it is, $3 what the build does without).
+absent() {
+    local what="$1" pattern="$2" without="$3"; shift 3
     local found
-    found=$(cargo tree "$@" -e normal,build --prefix none | grep -E "$EBPF" | sort -u || true)
+    found=$(matching "$pattern" "$@")
     if [[ -n "$found" ]]; then
-        echo "build shape: $what pulls in the eBPF toolchain: $(echo "$found" | tr '\n' ' ')" >&2
+        echo "build shape: $what pulls in $(echo "$found" | cut -d' ' -f1 | tr '\n' ' ')" >&2
         status=1
     else
-        echo "build shape: $what builds without clang/libbpf"
+        echo "build shape: $what $without"
     fi
 }
+
+# Fails the check if the default binary lost the package $1 (feature $2).
+kept() {
+    if [[ -z "$(matching "^$1 " -p streamgauge)" ]]; then
+        echo "build shape: the default streamgauge build lost \`$2\` ($1)" >&2
+        status=1
+    fi
+}
+
 for crate in omsp client client-ffi server proxy store query capture; do
-    check "$crate" -p "$crate"
+    absent "$crate" "$EBPF" "builds without clang/libbpf" -p "$crate"
 done
-check "streamgauge --no-default-features" -p streamgauge --no-default-features
-# The default binary must still have it (the feature is on by default).
-if ! cargo tree -p streamgauge -e normal,build --prefix none | grep -qE '^inline-ebpf '; then
-    echo "build shape: the default streamgauge build lost in-line measurement" >&2
-    status=1
-fi
+absent "streamgauge --no-default-features" "$EBPF" "builds without clang/libbpf" \
+    -p streamgauge --no-default-features
+absent "streamgauge --no-default-features" "$TEST_INFRA" "carries no test infrastructure" \
+    -p streamgauge --no-default-features
+# The default binary must still have them (the features are on by default).
+kept inline-ebpf inline
+kept benchmarks bench
 [[ $status -eq 0 ]] || exit $status
 cargo clippy -p streamgauge --no-default-features --all-targets -- -D warnings

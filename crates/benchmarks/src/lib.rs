@@ -1,1 +1,56 @@
-//! streamgauge benchmark harnesses: server ingest, observer effect, readers, query, capture, C inject/observer, each against a baseline measured in the same run.
+//! System benchmarks of streamgauge's components, each compared with the
+//! physical limit or the reference implementation measured **in the same
+//! run** (`streamgauge bench`; docs/cli/bench.md describes every option):
+//!
+//! - [`server`]: collection-server ingest into SQLite or PostgreSQL against
+//!   raw inserts / binary COPY of the same rows and the reference
+//!   oml2-server;
+//! - [`observer`]: what reporting every packet costs a UDP sender;
+//! - [`readers`]: what live tails and downsampled queries cost ingestion,
+//!   and the tail's latency;
+//! - [`capture`]: live capture against tcpdump on the same traffic;
+//! - [`query`]: the query API's downsampling and exports against the
+//!   databases' own dumps;
+//! - [`c_inject`], [`c_observer`]: liboml2 from C, ours against the
+//!   reference library.
+//!
+//! Each benchmark takes a plain options struct; the `streamgauge` binary's
+//! clap glue fills it in and prints what comes back. Test infrastructure
+//! (`pgtemp`, a throwaway PostgreSQL cluster) is a dependency of this crate
+//! only, so a binary built without its `bench` feature does not carry it.
+//!
+//! ```no_run
+//! let report = benchmarks::observer::run(&benchmarks::observer::Options {
+//!     seconds: 1.0,
+//!     rounds: 3,
+//!     size: 64,
+//!     target: benchmarks::observer::Target::File,
+//! })?;
+//! print!("{}", report.table());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod c_common;
+mod c_core;
+pub mod c_inject;
+pub mod c_observer;
+pub mod capture;
+pub mod observer;
+mod pg;
+mod pg_raw;
+mod pg_verify;
+mod progress;
+pub mod query;
+mod raw;
+pub mod readers;
+mod reference_server;
+mod replay;
+pub mod report;
+pub mod server;
+mod verify;
+mod workload;
+
+pub use c_common::Libraries;
+pub use workload::Preset;

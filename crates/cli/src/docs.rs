@@ -103,7 +103,9 @@ pub fn write_all(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
+/// The committed pages describe the default build: a build without a
+/// feature has other pages for its subcommand (one that says how to get it).
+#[cfg(all(test, feature = "inline", feature = "bench"))]
 mod tests {
     /// docs/cli must be regenerated (`streamgauge gen-docs docs/cli`) when a flag changes.
     #[test]

@@ -3,6 +3,10 @@
 //! Exit codes: 0 success; 1 the input had errors (what could be processed
 //! was); 2 usage or I/O error (nothing useful was done).
 
+#[cfg(feature = "bench")]
+mod bench;
+#[cfg(not(feature = "bench"))]
+#[path = "bench_absent.rs"]
 mod bench;
 mod capture;
 mod control;

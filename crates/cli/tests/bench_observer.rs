@@ -1,6 +1,8 @@
 //! `streamgauge bench observer` runs end to end: both kinds of rounds, and
 //! every packet reported by the instrumented sender is stored.
 
+#![cfg(feature = "bench")]
+
 use std::process::Command;
 
 fn run(target: &str) -> serde_json::Value {

@@ -3,6 +3,8 @@
 //! loss; timings are not checked), and the reference oml2-server is
 //! measured in the same run on the same workload.
 
+#![cfg(feature = "bench")]
+
 use std::process::Command;
 
 /// Runs `bench server ARGS --json` with the reference suite and returns

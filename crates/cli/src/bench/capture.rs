@@ -1,10 +1,10 @@
-//! `streamgauge bench capture`: the live capture path at the packet
-//! generator's maximum against tcpdump on the same traffic in the same run
-//! (`capture::daemon::bench`).
+//! `streamgauge bench capture`: its flags and help; the benchmark is
+//! `benchmarks::capture`.
 
-use anyhow::{ensure, Context, Result};
+use anyhow::Result;
 use clap::Args;
 
+/// Long help of `streamgauge bench capture`.
 pub const LONG_ABOUT: &str = "\
 Measure live capture at the packet generator's maximum against
 `tcpdump -s 64 -w` on the same interface and traffic, in the same run
@@ -33,14 +33,8 @@ pub struct CaptureBenchArgs {
     pub seconds: u64,
 }
 
-/// Runs every case and prints one line per run.
+/// Runs every case; one line is printed per run.
 pub fn run(args: &CaptureBenchArgs) -> Result<bool> {
-    ensure!(
-        nix::unistd::geteuid().is_root(),
-        "bench capture needs root (network namespaces, AF_PACKET)"
-    );
-    let work = tempfile::tempdir().context("creating a temporary directory")?;
-    capture::daemon::bench::run_all(args.seconds.max(1), work.path())
-        .context("capture benchmark")?;
+    benchmarks::capture::run(args.seconds)?;
     Ok(true)
 }

@@ -1,24 +1,16 @@
 //! `streamgauge bench`: system benchmarks that compare a component with the
-//! physical limit (or the reference) measured in the same run.
+//! physical limit (or the reference) measured in the same run. The flags
+//! and help live here; the benchmarks are the `benchmarks` library, linked
+//! only with the `bench` feature (on by default).
 
-mod c_common;
-mod c_core;
 mod c_inject;
+mod c_libs;
 mod c_observer;
 mod capture;
 mod observer;
-mod pg;
-mod pg_raw;
-mod pg_verify;
 mod query;
-mod raw;
 mod readers;
-mod reference_server;
-mod replay;
-mod report;
 mod server;
-mod verify;
-mod workload;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};

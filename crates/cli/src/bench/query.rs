@@ -1,10 +1,11 @@
-//! `streamgauge bench query`: the query API's downsampling and export
-//! speed on a large stream, in SQLite and PostgreSQL, against the
-//! databases' own CSV dumps (see `query::bench`).
+//! `streamgauge bench query`: its flags and help; the benchmark is
+//! `benchmarks::query`.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use benchmarks::query::Options;
 use clap::Args;
 
+/// Long help of `streamgauge bench query`.
 pub const LONG_ABOUT: &str = "\
 Measure the query API on a generated stream (v:double n:int64 u:uint64,
 one sender) of --rows rows, in SQLite and in a throwaway PostgreSQL
@@ -45,29 +46,15 @@ pub struct QueryBenchArgs {
 }
 
 /// Generates the stream, measures, prints the report.
-pub fn run(args: &QueryBenchArgs) -> Result<bool> {
-    let dir = tempfile::tempdir().context("creating a temporary directory")?;
-    let mut opts = query::bench::BenchOptions::new(dir.path().to_owned());
-    opts.rows = args.rows;
-    opts.points = args.points;
-    opts.repeat = args.repeat.max(1);
-    opts.exact = args.exact;
-    opts.append = args.append;
-    let cluster = if args.no_pg {
-        None
-    } else {
-        let c = pgtemp::Cluster::start().context("starting a throwaway PostgreSQL cluster")?;
-        c.watch_process(std::process::id())
-            .context("watching the PostgreSQL cluster")?;
-        Some(c)
-    };
-    opts.pg = cluster.as_ref().map(|c| store::PgOptions {
-        host: "127.0.0.1".into(),
-        port: c.port,
-        user: "oml".into(),
-        ..store::PgOptions::default()
-    });
-    let report = query::bench::run(&opts).context("query benchmark")?;
+pub fn run(a: &QueryBenchArgs) -> Result<bool> {
+    let report = benchmarks::query::run(&Options {
+        rows: a.rows,
+        points: a.points,
+        repeat: a.repeat,
+        no_pg: a.no_pg,
+        exact: a.exact,
+        append: a.append,
+    })?;
     println!("{report}");
     Ok(true)
 }

@@ -1,24 +1,17 @@
-//! `streamgauge bench server`: collection-server ingest rate into SQLite,
-//! against the raw insert rate of the same rows measured in the same run.
+//! `streamgauge bench server`: its flags and help; the benchmark is
+//! `benchmarks::server`.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::PathBuf;
 
-use ::server::{Server, ServerConfig};
-use anyhow::{ensure, Context, Result};
+use anyhow::Result;
+use benchmarks::server::{Options, PgServer};
 use clap::{Args, ValueEnum};
-use indicatif::ProgressBar;
-use omsp::{Content, Schema};
+use omsp::Content;
 
-use super::pg::PgTarget;
-use super::pg_verify::PgWatcher;
-use super::replay::Replay;
-use super::report::{self, Outcome};
-use super::verify::Watcher;
-use super::{pg_raw, raw, reference_server, workload};
 use crate::server::Backend;
 
+/// Long help of `streamgauge bench server`.
 pub const LONG_ABOUT: &str = "\
 Measure how fast the collection server stores tuples into SQLite or
 PostgreSQL (--backend), and compare with the physical limit measured in
@@ -74,6 +67,39 @@ impl ContentArg {
     }
 }
 
+impl std::fmt::Display for ContentArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.content().name())
+    }
+}
+
+/// Schema presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// The issue's tuple: int32, double, 16-character string.
+    Issue,
+    /// Numbers only: int32, int64, uint64 (half of them above 2^63), double.
+    Numeric,
+    /// Eight fields of mixed types, two of them 16-character strings.
+    Wide,
+}
+
+impl PresetArg {
+    fn preset(self) -> benchmarks::Preset {
+        match self {
+            PresetArg::Issue => benchmarks::Preset::Issue,
+            PresetArg::Numeric => benchmarks::Preset::Numeric,
+            PresetArg::Wide => benchmarks::Preset::Wide,
+        }
+    }
+}
+
+impl std::fmt::Display for PresetArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.preset().name())
+    }
+}
+
 /// Arguments of `streamgauge bench server`.
 #[derive(Debug, Args)]
 pub struct ServerBenchArgs {
@@ -87,8 +113,8 @@ pub struct ServerBenchArgs {
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',', default_values_t = [ContentArg::Binary, ContentArg::Text])]
     pub content: Vec<ContentArg>,
     /// Tuple schema.
-    #[arg(long, value_name = "PRESET", default_value_t = workload::Preset::Issue)]
-    pub schema: workload::Preset,
+    #[arg(long, value_name = "PRESET", default_value_t = PresetArg::Issue)]
+    pub schema: PresetArg,
     /// Storage back end.
     #[arg(short = 'b', long, value_name = "NAME", default_value = "sqlite")]
     pub backend: Backend,
@@ -147,308 +173,44 @@ pub struct ServerBenchArgs {
     pub json: bool,
 }
 
-impl std::fmt::Display for ContentArg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.content().name())
+impl ServerBenchArgs {
+    fn options(&self) -> Options {
+        Options {
+            tuples: self.tuples,
+            clients: self.clients.clone(),
+            content: self.content.iter().map(|c| c.content()).collect(),
+            schema: self.schema.preset(),
+            backend: match self.backend {
+                Backend::Sqlite => benchmarks::server::Backend::Sqlite,
+                Backend::Postgresql => benchmarks::server::Backend::Postgresql,
+            },
+            pg: PgServer {
+                temp: self.pg_temp,
+                host: self.pg_host.clone(),
+                port: self.pg_port,
+                user: self.pg_user.clone(),
+                pass: self.pg_pass.clone(),
+            },
+            insert_sample: self.insert_sample,
+            addr: self.addr,
+            db: self.db.clone(),
+            raw_batch: self.raw_batch,
+            no_raw: self.no_raw,
+            check_every: self.check_every,
+            reference: self.reference.clone(),
+            no_reference: self.no_reference,
+            reference_tuples: self.reference_tuples,
+        }
     }
 }
 
 /// Runs every scenario and prints the results.
 pub fn run(args: &ServerBenchArgs) -> Result<bool> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let schema = args.schema.schema();
-    let target = match args.backend {
-        Backend::Sqlite => {
-            let pg_flags = args.pg_temp
-                || args.pg_host.is_some()
-                || args.pg_port.is_some()
-                || args.pg_user.is_some()
-                || args.pg_pass.is_some();
-            ensure!(!pg_flags, "the --pg-* flags need --backend postgresql");
-            None
-        }
-        Backend::Postgresql => {
-            ensure!(args.db.is_none(), "--db is for --backend sqlite");
-            Some(PgTarget::open(args)?)
-        }
-    };
-    // The reference is measured beside our in-process server, not beside
-    // a server given by --addr (the scale-out benchmark's deployments).
-    let reference = if args.no_reference || args.addr.is_some() {
-        None
-    } else {
-        Some(reference_server::locate(args.reference.as_deref())?)
-    };
-    let mut outcomes = Vec::new();
-    for &content in &args.content {
-        for &clients in &args.clients {
-            let outcome = scenario(
-                &runtime,
-                args,
-                target.as_ref(),
-                reference.as_deref(),
-                &schema,
-                content,
-                clients.max(1),
-            )
-            .with_context(|| format!("scenario {content} x{clients}"))?;
-            outcomes.push(outcome);
-        }
-    }
+    let report = benchmarks::server::run(&args.options())?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report::json(
-                args.backend_name(),
-                args.schema.name(),
-                &outcomes
-            ))?
-        );
+        println!("{}", serde_json::to_string_pretty(&report.json())?);
     } else {
-        print!(
-            "{}",
-            report::table(args.backend_name(), args.schema.name(), &outcomes)
-        );
+        print!("{}", report.table());
     }
     Ok(true)
-}
-
-impl ServerBenchArgs {
-    fn backend_name(&self) -> &'static str {
-        match self.backend {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgresql => "postgresql",
-        }
-    }
-}
-
-/// A separate connection to the scenario's database.
-pub(super) enum Watch {
-    /// `<data-dir>/<domain>.sq3`, read-only.
-    Sqlite(Watcher),
-    /// The domain's PostgreSQL database.
-    Postgres(PgWatcher),
-}
-
-impl Watch {
-    /// Opens `domain`'s database: PostgreSQL's, or `<dir>/<domain>.sq3`.
-    pub(super) fn open(
-        pg: Option<&PgTarget>,
-        dir: &Path,
-        domain: &str,
-        schema: &Schema,
-    ) -> Result<Watch> {
-        Ok(match pg {
-            Some(pg) => Watch::Postgres(PgWatcher::open(
-                &pg.opts,
-                domain,
-                schema,
-                Duration::from_secs(30),
-            )?),
-            None => Watch::Sqlite(Watcher::open(
-                &dir.join(format!("{domain}.sq3")),
-                schema,
-                Duration::from_secs(30),
-            )?),
-        })
-    }
-
-    pub(super) fn wait_for(
-        &mut self,
-        expected: u64,
-        stall: Duration,
-        bar: &ProgressBar,
-    ) -> Result<Instant> {
-        match self {
-            Watch::Sqlite(w) => w.wait_for(expected, stall, bar),
-            Watch::Postgres(w) => w.wait_for(expected, stall, bar),
-        }
-    }
-
-    fn check(&mut self, schema: &Schema, clients: usize, tuples: u64, stride: u64) -> Result<u64> {
-        match self {
-            Watch::Sqlite(w) => w.check(schema, clients, tuples, stride),
-            Watch::Postgres(w) => w.check(schema, clients, tuples, stride),
-        }
-    }
-}
-
-fn scenario(
-    runtime: &tokio::runtime::Runtime,
-    args: &ServerBenchArgs,
-    pg: Option<&PgTarget>,
-    reference: Option<&Path>,
-    schema: &Schema,
-    content: ContentArg,
-    clients: usize,
-) -> Result<Outcome> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
-    let domain = format!(
-        "bench_{content}_{clients}_{}_{}",
-        std::process::id(),
-        now.subsec_nanos()
-    );
-    let sessions = (0..clients)
-        .map(|c| {
-            let n = workload::share(args.tuples, clients, c);
-            workload::encode_session(
-                schema,
-                content.content(),
-                &domain,
-                c,
-                n,
-                now.as_secs() as i64,
-            )
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
-    let raw_before = if args.no_raw {
-        None
-    } else {
-        Some(raw_limit(tmp.path(), pg, schema, args, clients)?)
-    };
-    let (server, addr) = match args.addr {
-        Some(addr) => (None, addr),
-        None => {
-            let mut config = ServerConfig::new(tmp.path());
-            config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
-            config.idle_timeout = None;
-            if let Some(pg) = pg {
-                config.backend = ::server::Backend::Postgres(pg.opts.clone());
-            }
-            let server = runtime.block_on(Server::start(config))?;
-            let addr = server.local_addrs()[0];
-            (Some(server), addr)
-        }
-    };
-    let data_dir = match (&server, &args.db) {
-        (Some(_), _) => Some(tmp.path().to_owned()),
-        (None, db) => db.clone(),
-    };
-    let bar = progress(args.tuples, &format!("{content} x{clients}"));
-    let replay = Replay::connect(addr, sessions)?;
-    let t0 = replay.start();
-    let watch = match (pg, &data_dir) {
-        (Some(_), _) => Some(Watch::open(pg, tmp.path(), &domain, schema)?),
-        (None, Some(dir)) => Some(Watch::open(None, dir, &domain, schema)?),
-        (None, None) => None,
-    };
-    let (t1, checked) = match watch {
-        Some(mut watch) => {
-            let t1 = watch.wait_for(args.tuples, Duration::from_secs(60), &bar)?;
-            replay.join()?;
-            let checked = watch.check(schema, clients, args.tuples, args.check_every)?;
-            (t1, Some(checked))
-        }
-        None => {
-            replay.join()?;
-            (Instant::now(), None)
-        }
-    };
-    bar.finish_and_clear();
-    let mut commits = None;
-    if let Some(server) = server {
-        let counters = server.metrics().domain(&domain);
-        commits = Some(counters.commits.load(std::sync::atomic::Ordering::Relaxed));
-        runtime.block_on(server.shutdown());
-        // An external server still holds its database; ours is done.
-        if let Some(pg) = pg {
-            pg.drop_database(&domain);
-        }
-    }
-    // The limit is measured right before and right after the scenario and
-    // the faster run is kept: a neighbour's load cannot flatter the ratio.
-    let (raw_seconds, raw_multi_seconds) = match raw_before {
-        Some(before) => {
-            let after = raw_limit(tmp.path(), pg, schema, args, clients)?;
-            let multi = match (before.1, after.1) {
-                (Some(b), Some(a)) => Some(b.min(a)),
-                _ => None,
-            };
-            (Some(before.0.min(after.0)), multi)
-        }
-        None => (None, None),
-    };
-    let row_insert = match pg {
-        Some(pg) if args.insert_sample > 0 => Some(
-            pg_raw::row_inserts(pg, schema, args.insert_sample)
-                .context("one INSERT per row (reference method)")?,
-        ),
-        _ => None,
-    };
-    let reference = match reference {
-        Some(bin) => {
-            let tuples = args.reference_tuples.unwrap_or(match pg {
-                Some(_) => reference_server::PG_DEFAULT_TUPLES.min(args.tuples),
-                None => args.tuples,
-            });
-            Some(
-                reference_server::measure(
-                    bin,
-                    pg,
-                    schema,
-                    content.content(),
-                    clients,
-                    tuples,
-                    |domain, dir| Watch::open(pg, dir, domain, schema),
-                )
-                .context("the reference oml2-server")?,
-            )
-        }
-        None => None,
-    };
-    Ok(Outcome {
-        content: content.content().name(),
-        clients,
-        rows: args.tuples,
-        seconds: t1.duration_since(t0).as_secs_f64(),
-        raw_seconds,
-        raw_multi_seconds,
-        verified: checked.is_some(),
-        checked_rows: checked.unwrap_or(0),
-        commits,
-        row_insert: row_insert.map(|rate| (args.insert_sample, rate)),
-        reference,
-    })
-}
-
-/// Seconds the raw limit took for the scenario's rows: prepared inserts
-/// into SQLite (one row per execution, then multi-row as the store does),
-/// or binary COPY into PostgreSQL (no second method).
-fn raw_limit(
-    dir: &Path,
-    pg: Option<&PgTarget>,
-    schema: &Schema,
-    args: &ServerBenchArgs,
-    clients: usize,
-) -> Result<(f64, Option<f64>)> {
-    Ok(match pg {
-        None => {
-            let single = raw::measure(dir, schema, args.tuples, clients, args.raw_batch, 1)
-                .context("raw insert limit")?;
-            let multi = raw::measure(
-                dir,
-                schema,
-                args.tuples,
-                clients,
-                args.raw_batch,
-                store::MULTI_ROWS,
-            )
-            .context("raw multi-row insert limit")?;
-            (single.as_secs_f64(), Some(multi.as_secs_f64()))
-        }
-        Some(pg) => (
-            pg_raw::copy(pg, schema, args.tuples, clients, args.raw_batch)
-                .context("raw COPY limit")?
-                .as_secs_f64(),
-            None,
-        ),
-    })
-}
-
-fn progress(len: u64, name: &str) -> ProgressBar {
-    crate::progress::bar(len, "{prefix:>12} {bar:40} {pos}/{len} rows", name)
 }

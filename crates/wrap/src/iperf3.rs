@@ -1,29 +1,13 @@
-//! `streamgauge wrap iperf3`: iperf3's JSON interval and summary records as
-//! streams, on the client or the server side, TCP or UDP.
+//! iperf3's JSON interval and summary records as streams, on the client or
+//! the server side, TCP or UDP (`streamgauge wrap iperf3`).
 
 use std::io::Read;
 
 use anyhow::Result;
-use clap::Args;
 use omsp::{OmlType, Value};
 use serde_json::Value as Json;
 
-use super::session::{self, Output, Session};
-
-/// Arguments of `wrap iperf3`.
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-pub struct Iperf3Args {
-    /// iperf3's own arguments, passed through (`--json` is added unless
-    /// `--json`, `-J` or `--json-stream` is given), with any `--oml-*`
-    /// options (removed before iperf3 sees them).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "IPERF3_ARGS"
-    )]
-    args: Vec<String>,
-}
+use crate::session::{self, Output, Session};
 
 /// Fields of the `interval` stream.
 const INTERVAL: &[(&str, OmlType)] = &[
@@ -230,9 +214,12 @@ fn role(args: &[String]) -> &'static str {
     }
 }
 
-/// Runs iperf3 and records its `interval` and `summary` records.
-pub fn run(a: &Iperf3Args) -> Result<i32> {
-    let s = Session::open("iperf3", &a.args)?;
+/// Runs iperf3 with `args` (its own arguments and any `--oml-*` options,
+/// which are removed before iperf3 sees them; `--json` is added unless
+/// `--json`, `-J` or `--json-stream` is given) and records its `interval`
+/// and `summary` records; returns iperf3's exit status.
+pub fn run(args: &[String]) -> Result<i32> {
+    let s = Session::open("iperf3", args)?;
     let interval = s.mp("interval", INTERVAL)?;
     let summary = s.mp("summary", SUMMARY)?;
     let mut args = s.tool_args.clone();

@@ -11,7 +11,7 @@ use postgres::Client;
 use store::sqlite::ddl::quote;
 use store::PgOptions;
 
-use super::workload;
+use crate::workload;
 
 /// A connection of its own to the benchmark's database.
 pub struct PgWatcher {

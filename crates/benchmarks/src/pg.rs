@@ -1,11 +1,11 @@
 //! The PostgreSQL server a `--backend postgresql` benchmark stores into:
 //! an existing one (`--pg-host`, `--pg-port`, `--pg-user`, `--pg-pass`) or
-//! a throwaway cluster started for the run (`--pg-temp`).
+//! a throwaway cluster started for the run (`--pg-temp`, `pgtemp`).
 
 use anyhow::{Context, Result};
 use store::PgOptions;
 
-use super::server::ServerBenchArgs;
+use crate::server::PgServer;
 
 /// Where the benchmark's databases live.
 pub struct PgTarget {
@@ -20,8 +20,8 @@ pub struct PgTarget {
 impl PgTarget {
     /// Starts the throwaway cluster or checks the given server, and creates
     /// the raw-limit database.
-    pub fn open(args: &ServerBenchArgs) -> Result<PgTarget> {
-        let (opts, cluster) = if args.pg_temp {
+    pub fn open(args: &PgServer) -> Result<PgTarget> {
+        let (opts, cluster) = if args.temp {
             let cluster =
                 pgtemp::Cluster::start().context("starting a throwaway PostgreSQL cluster")?;
             // Stops the cluster even if this process is killed.
@@ -36,10 +36,10 @@ impl PgTarget {
         } else {
             let defaults = PgOptions::default();
             let opts = PgOptions {
-                host: args.pg_host.clone().unwrap_or(defaults.host),
-                port: args.pg_port.unwrap_or(defaults.port),
-                user: args.pg_user.clone().unwrap_or(defaults.user),
-                password: args.pg_pass.clone().unwrap_or_default(),
+                host: args.host.clone().unwrap_or(defaults.host),
+                port: args.port.unwrap_or(defaults.port),
+                user: args.user.clone().unwrap_or(defaults.user),
+                password: args.pass.clone().unwrap_or_default(),
                 ..PgOptions::default()
             };
             (opts, None)

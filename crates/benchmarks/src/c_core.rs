@@ -52,7 +52,7 @@ pub fn run(plan: &Plan, oml_args: &[String]) -> Result<f64> {
     })?;
     client.close()?;
     let all: Vec<f64> = figures.into_iter().flatten().collect();
-    Ok(super::c_common::stats(&all).0)
+    Ok(crate::c_common::stats(&all).0)
 }
 
 /// One thread: warm-up burst, then bursts or a sustained run.

@@ -2,57 +2,35 @@
 //! stream, through a regular expression, CSV or JSON lines.
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use omsp::{OmlType, Value};
 use regex::Regex;
 
-use super::session::{self, Output, Session};
+use crate::session::{self, Output, Session};
 
-/// Arguments of `wrap run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The stream's fields: `"name:type name:type ..."` (OML types: int32,
-    /// uint32, int64, uint64, double, string, bool, blob, guid, [double]...).
-    #[arg(long, value_name = "SCHEMA")]
-    schema: String,
-    /// A regular expression whose named groups `(?P<field>...)` give the
-    /// fields; lines that do not match are skipped. Fields without a group
-    /// of their name are left at their zero value.
-    #[arg(long, value_name = "REGEX", conflicts_with_all = ["csv", "jsonl"])]
-    regex: Option<String>,
-    /// Read comma-separated values: columns map to the fields by a header
-    /// line naming them, else in schema order. No quoting.
-    #[arg(long)]
-    csv: bool,
+/// What `wrap run` records and how (the clap glue in the CLI fills it in).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The stream's fields: `"name:type name:type ..."`.
+    pub schema: String,
+    /// A regular expression whose named groups give the fields.
+    pub regex: Option<String>,
+    /// Read comma-separated values (header line, else schema order).
+    pub csv: bool,
     /// The CSV separator.
-    #[arg(long, value_name = "CHAR", default_value = ",", requires = "csv")]
-    delimiter: char,
-    /// Read one JSON object per line: keys name the fields.
-    #[arg(long, conflicts_with = "csv")]
-    jsonl: bool,
+    pub delimiter: char,
+    /// Read one JSON object per line, keys naming the fields.
+    pub jsonl: bool,
     /// Measurement point name (the table is `<app>_<mp>`).
-    #[arg(long, value_name = "NAME", default_value = "line")]
-    mp: String,
-    /// Application name; default: the command's name with characters that
-    /// are not `[A-Za-z0-9_]` replaced by `_`.
-    #[arg(long, value_name = "NAME")]
-    app: Option<String>,
+    pub mp: String,
+    /// Application name; `None`: derived from the command's name.
+    pub app: Option<String>,
     /// Read the command's standard error instead of its standard output.
-    #[arg(long)]
-    stderr: bool,
-    /// The flag printing the command's version, recorded as metadata
-    /// (`tool_version`); `none` to skip.
-    #[arg(long, value_name = "FLAG", default_value = "--version")]
-    version_flag: String,
-    /// `--oml-*` options (after the options above), then `--`, then the
-    /// command and its arguments.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        required = true,
-        value_name = "[--oml-* ...] -- COMMAND ARGS"
-    )]
-    rest: Vec<String>,
+    pub stderr: bool,
+    /// The flag printing the command's version (`none` to skip).
+    pub version_flag: String,
+    /// `--oml-*` options, then `--`, then the command and its arguments
+    /// (clap keeps the `--` only when an `--oml-*` option precedes it).
+    pub rest: Vec<String>,
 }
 
 /// How lines become values.
@@ -246,7 +224,7 @@ fn app_from(cmd: &str) -> String {
 }
 
 /// Runs the command and records one tuple per matching line.
-pub fn run(a: &RunArgs) -> Result<i32> {
+pub fn run(a: &Options) -> Result<i32> {
     // Clap takes the first `--` itself when no `--oml-*` option precedes it.
     let (oml, cmd) = if a.rest.first().is_some_and(|x| x.starts_with("--oml-")) {
         let Some(split) = a.rest.iter().position(|x| x == "--") else {

@@ -2,7 +2,6 @@
 //! (so any stored row can be checked against what was sent), and the
 //! pre-encoded byte stream of each client.
 
-use clap::ValueEnum;
 use omsp::{Content, Encoder, Header, OmlType, Schema, Value};
 
 /// Stream index of the benchmark stream in every session.
@@ -12,7 +11,7 @@ pub const STREAM_INDEX: u32 = 1;
 pub const APP: &str = "bench";
 
 /// Schema presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
     /// The issue's tuple: int32, double, 16-character string.
     Issue,

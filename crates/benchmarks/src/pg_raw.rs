@@ -19,8 +19,8 @@ use store::postgres::copy::CopyBuffer;
 use store::postgres::ddl;
 use store::sqlite::ddl::quote;
 
-use super::pg::PgTarget;
-use super::workload;
+use crate::pg::PgTarget;
+use crate::workload;
 
 /// Server timestamp of every raw row (any constant does).
 const TS_SERVER: f64 = 0.5;

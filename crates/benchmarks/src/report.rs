@@ -1,10 +1,34 @@
-//! Benchmark results: one line per scenario, as a table or as JSON.
+//! Results of the server ingest benchmark: one line per scenario, as a
+//! table or as JSON.
 
 use serde_json::{json, Value as Json};
 
 /// The target: the server stores at least this fraction of the
 /// raw insert rate.
 pub const TARGET_RATIO: f64 = 0.8;
+
+/// Every scenario of one `bench server` run.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// `sqlite` or `postgresql`.
+    pub backend: &'static str,
+    /// The schema preset's name.
+    pub schema: &'static str,
+    /// One per scenario, in the order they ran.
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Report {
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        table(self.backend, self.schema, &self.outcomes)
+    }
+
+    /// Machine-readable results.
+    pub fn json(&self) -> Json {
+        json(self.backend, self.schema, &self.outcomes)
+    }
+}
 
 /// One measured scenario.
 #[derive(Debug, Clone)]
@@ -85,8 +109,7 @@ pub fn raw_method(backend: &str) -> &'static str {
     }
 }
 
-/// The human-readable table.
-pub fn table(backend: &str, schema: &str, outcomes: &[Outcome]) -> String {
+fn table(backend: &str, schema: &str, outcomes: &[Outcome]) -> String {
     let mut out = format!(
         "{:<12} {:>9} {:>8} {:>11} {:>13} {:>6} {:>13} {:>6} {:>8}  {}\n",
         "scenario",
@@ -170,8 +193,7 @@ pub fn table(backend: &str, schema: &str, outcomes: &[Outcome]) -> String {
     out
 }
 
-/// Machine-readable results.
-pub fn json(backend: &str, schema: &str, outcomes: &[Outcome]) -> Json {
+fn json(backend: &str, schema: &str, outcomes: &[Outcome]) -> Json {
     json!({
         "backend": backend,
         "raw_method": raw_method(backend),

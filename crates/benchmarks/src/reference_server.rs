@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use omsp::{Content, Schema};
 
-use super::pg::PgTarget;
-use super::replay::Replay;
-use super::workload;
+use crate::pg::PgTarget;
+use crate::replay::Replay;
+use crate::workload;
 
 /// Tuples the reference gets on PostgreSQL when not told: it stores one
 /// synchronous INSERT per row (thousands of rows/s), so a full scenario
@@ -48,7 +48,7 @@ pub fn measure(
     content: Content,
     clients: usize,
     tuples: u64,
-    watch: impl FnOnce(&str, &Path) -> Result<super::server::Watch>,
+    watch: impl FnOnce(&str, &Path) -> Result<crate::server::Watch>,
 ) -> Result<(u64, f64)> {
     let dir = tempfile::tempdir().context("creating a temporary directory")?;
     let port = free_port()?;

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use omsp::{Schema, Value};
 use rusqlite::Connection;
 
-use super::workload;
+use crate::workload;
 
 /// Inserts `tuples` rows (shared among `clients` senders like the server
 /// run) into `<dir>/raw.sq3` and returns how long the inserts and commits

@@ -1,25 +1,10 @@
-//! `streamgauge wrap ping`: iputils ping's replies and summary as streams.
+//! iputils ping's replies and summary as streams (`streamgauge wrap ping`).
 
 use anyhow::Result;
-use clap::Args;
 use omsp::{OmlType, Value};
 use regex::Regex;
 
-use super::session::{self, Output, Session};
-
-/// Arguments of `wrap ping`.
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-pub struct PingArgs {
-    /// ping's own arguments, passed through, with any `--oml-*` options
-    /// (removed before ping sees them).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "PING_ARGS"
-    )]
-    args: Vec<String>,
-}
+use crate::session::{self, Output, Session};
 
 /// One reply line.
 #[derive(Debug, PartialEq)]
@@ -69,9 +54,11 @@ impl Parser {
     }
 }
 
-/// Runs ping and records its replies (`rtt`) and summary (`summary`).
-pub fn run(a: &PingArgs) -> Result<i32> {
-    let s = Session::open("ping", &a.args)?;
+/// Runs ping with `args` (its own arguments and any `--oml-*` options,
+/// which are removed before ping sees them) and records its replies
+/// (`rtt`) and summary (`summary`); returns ping's exit status.
+pub fn run(args: &[String]) -> Result<i32> {
+    let s = Session::open("ping", args)?;
     let rtt = s.mp(
         "rtt",
         &[

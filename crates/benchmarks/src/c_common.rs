@@ -10,25 +10,21 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use clap::Args;
 
-/// Where the two libraries are.
-#[derive(Debug, Args)]
-pub struct LibArgs {
-    /// Directory holding our liboml2.so [default: the directory of this
-    /// executable, where `cargo build --release -p client-ffi` puts it]
-    #[arg(long, value_name = "DIR")]
+/// Where the two libraries are (`None`: the defaults below).
+#[derive(Debug, Clone, Default)]
+pub struct Libraries {
+    /// Directory holding our liboml2.so [default: the directory of the
+    /// running executable, where `cargo build --release -p client-ffi`
+    /// puts it next to `streamgauge`].
     pub lib_dir: Option<PathBuf>,
-    /// Our <oml2/omlc.h> include directory [default: crates/client-ffi/include
-    /// of the source tree this executable was built from]
-    #[arg(long, value_name = "DIR")]
+    /// Our <oml2/omlc.h> include directory [default:
+    /// crates/client-ffi/include of the source tree this was built from].
     pub include: Option<PathBuf>,
     /// Installation prefix of the reference OML suite (include/oml2,
-    /// lib/liboml2.so) [default: ~/.cache/oml-reference]
-    #[arg(long, value_name = "DIR")]
+    /// lib/liboml2.so) [default: ~/.cache/oml-reference].
     pub reference: Option<PathBuf>,
     /// Measure our library alone.
-    #[arg(long)]
     pub no_reference: bool,
 }
 
@@ -41,11 +37,11 @@ pub struct Lib {
     lib: PathBuf,
 }
 
-impl LibArgs {
+impl Libraries {
     /// Ours, then the reference unless `--no-reference`. Our library is
     /// linked through symlinks in `tmp` (programs NEED the SONAME
     /// liboml2.so.9, which cargo does not create).
-    pub fn libs(&self, tmp: &Path) -> Result<Vec<Lib>> {
+    pub(crate) fn libs(&self, tmp: &Path) -> Result<Vec<Lib>> {
         let dir = match &self.lib_dir {
             Some(d) => d.clone(),
             None => std::env::current_exe()?
@@ -169,8 +165,9 @@ pub fn num(f: &HashMap<String, String>, key: &str) -> Result<f64> {
         .with_context(|| format!("no number {key}= in the program's output"))
 }
 
-/// `streamgauge server` (this executable) in a child process, SQLite in
-/// `data_dir`, on a free loopback port; stopped with SIGTERM on drop.
+/// `streamgauge server` in a child process, SQLite in `data_dir`, on a
+/// free loopback port; stopped with SIGTERM on drop. The executable is the
+/// running one: these benchmarks run inside the `streamgauge` binary.
 pub struct ServerProc {
     child: Child,
     /// The listening address.

@@ -10,7 +10,7 @@ use omsp::{Schema, Value};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::workload;
+use crate::workload;
 
 /// A read-only connection to the benchmark's database.
 pub struct Watcher {

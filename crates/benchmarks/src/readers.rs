@@ -1,0 +1,313 @@
+//! What readers of the query API cost the collection server, and how far a
+//! live tail lags behind (`streamgauge bench readers`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ::server::{Server, ServerConfig};
+use anyhow::{Context, Result};
+use omsp::Content;
+
+use crate::replay::Replay;
+use crate::verify::Watcher;
+use crate::workload::{self, Preset};
+
+/// What to measure (`streamgauge bench readers --help` describes each).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Tuples per ingestion round.
+    pub tuples: u64,
+    /// Pairs of rounds (alone, with readers).
+    pub rounds: usize,
+    /// Live-tail subscribers during the loaded rounds.
+    pub subscribers: usize,
+    /// Rows per second of the latency phase.
+    pub latency_rate: u64,
+    /// Length of the latency phase, in seconds.
+    pub latency_seconds: u64,
+}
+
+const DOMAIN: &str = "readers";
+
+/// Runs the benchmark, printing the results as they come.
+pub fn run(args: &Options) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let mut config = ServerConfig::new(tmp.path());
+    config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
+    config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let server = runtime.block_on(Server::start(config))?;
+    let addr = server.local_addrs()[0];
+    let http = server.http_addr().context("no HTTP address")?;
+    let result = measure(args, addr, http, tmp.path());
+    runtime.block_on(server.shutdown());
+    result
+}
+
+fn measure(
+    args: &Options,
+    addr: SocketAddr,
+    http: SocketAddr,
+    dir: &std::path::Path,
+) -> Result<()> {
+    let schema = Preset::Issue.schema();
+    let start = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
+    let watcher_path = dir.join(format!("{DOMAIN}.sq3"));
+    // Prime the stream so that tails have something to follow.
+    let prime = workload::encode_session(&schema, Content::Binary, DOMAIN, 999, 10, start)?;
+    let replay = Replay::connect(addr, vec![prime])?;
+    replay.start();
+    replay.join()?;
+    let watcher = Watcher::open(&watcher_path, &schema, Duration::from_secs(10))?;
+    let hidden = indicatif::ProgressBar::hidden();
+    let mut total = 10;
+    watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
+    let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
+    println!(
+        "ingestion: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop",
+        args.tuples, args.rounds, args.subscribers
+    );
+    println!(
+        "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",
+        "pair", "alone rows/s", "loaded rows/s", "ratio", "events", "queries"
+    );
+    let mut ratios = Vec::new();
+    let mut client = 0;
+    for pair in 0..args.rounds {
+        let mut rates = [0.0; 2];
+        let mut events = 0;
+        let mut queries = 0;
+        for (i, loaded) in [false, true].into_iter().enumerate() {
+            client += 1;
+            let session = workload::encode_session(
+                &schema,
+                Content::Binary,
+                DOMAIN,
+                client,
+                args.tuples,
+                start,
+            )?;
+            let readers =
+                loaded.then(|| Readers::start(http, &stream_path, total, args.subscribers));
+            let replay = Replay::connect(addr, vec![session])?;
+            let t0 = replay.start();
+            replay.join()?;
+            total += args.tuples;
+            let done = watcher.wait_for(total, Duration::from_secs(60), &hidden)?;
+            rates[i] = args.tuples as f64 / done.duration_since(t0).as_secs_f64();
+            if let Some(r) = readers {
+                (events, queries) = r.stop(args.tuples);
+            }
+        }
+        let ratio = rates[1] / rates[0];
+        ratios.push(ratio);
+        println!(
+            "{:>5} {:>14.0} {:>14.0} {:>7.3} {:>9} {:>8}",
+            pair + 1,
+            rates[0],
+            rates[1],
+            ratio,
+            events,
+            queries
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!("median ratio loaded/alone: {:.3}", ratios[ratios.len() / 2]);
+    latency(args, addr, http)
+}
+
+/// Tail subscribers and a query loop, running until stopped.
+struct Readers {
+    /// Set to end the query loop.
+    stop: Arc<AtomicBool>,
+    /// Events received by all subscribers.
+    events: Arc<AtomicU64>,
+    /// Downsampled queries answered.
+    queries: Arc<AtomicU64>,
+    /// The query loop.
+    looper: std::thread::JoinHandle<()>,
+    /// How many subscribers.
+    subscribers: u64,
+}
+
+impl Readers {
+    fn start(http: SocketAddr, stream: &str, after: u64, subscribers: usize) -> Readers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let events = Arc::new(AtomicU64::new(0));
+        let queries = Arc::new(AtomicU64::new(0));
+        for _ in 0..subscribers {
+            let base = format!("http://{http}{stream}/tail");
+            let events = Arc::clone(&events);
+            let stop = Arc::clone(&stop);
+            // Detached: each ends once the loop is stopped and its next line
+            // arrives (or at server shutdown). A subscriber closed as
+            // `lagged` resumes where it was told, as a browser would, so the
+            // readers keep loading the server for the whole round.
+            std::thread::spawn(move || {
+                let mut after = after;
+                while !stop.load(Ordering::Relaxed) {
+                    let url = format!("{base}?after={after}");
+                    let mut resumed = None;
+                    let r = follow(&url, |data| {
+                        match serde_json::from_str::<serde_json::Value>(data) {
+                            Ok(v) if v.get("resume_after").is_some() => {
+                                resumed = v["resume_after"].as_u64();
+                            }
+                            _ => {
+                                events.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        !stop.load(Ordering::Relaxed)
+                    });
+                    match (r, resumed) {
+                        (Ok(()), Some(next)) => after = next,
+                        _ => return,
+                    }
+                }
+            });
+        }
+        let url = format!("http://{http}{stream}/rows?points=2000");
+        let (stop2, queries2) = (Arc::clone(&stop), Arc::clone(&queries));
+        let looper = std::thread::spawn(move || {
+            let agent = agent();
+            while !stop2.load(Ordering::Relaxed) {
+                if let Ok(mut r) = agent.get(&url).call() {
+                    let _ = r.body_mut().read_to_string();
+                    queries2.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        Readers {
+            stop,
+            events,
+            queries,
+            looper,
+            subscribers: subscribers as u64,
+        }
+    }
+
+    /// Waits (briefly) until the subscribers have seen the round's rows,
+    /// stops the loop; returns events per subscriber and queries answered.
+    fn stop(self, rows: u64) -> (u64, u64) {
+        let want = rows * self.subscribers;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.events.load(Ordering::Relaxed) < want && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.looper.join();
+        (
+            self.events.load(Ordering::Relaxed) / self.subscribers.max(1),
+            self.queries.load(Ordering::Relaxed),
+        )
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into()
+}
+
+/// Reads a tail's `data:` lines and hands each to `each` until it says stop.
+fn follow(url: &str, mut each: impl FnMut(&str) -> bool) -> Result<()> {
+    let response = agent().get(url).call()?;
+    let mut reader = BufReader::new(response.into_body().into_reader());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        if let Some(data) = line.strip_prefix("data:") {
+            if !each(data.trim()) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The tail latency phase.
+fn latency(args: &Options, addr: SocketAddr, http: SocketAddr) -> Result<()> {
+    let domain = "readers_latency";
+    let mut sock = TcpStream::connect(addr)?;
+    sock.set_nodelay(true)?;
+    let start = now_secs() as i64;
+    write!(
+        sock,
+        "protocol: 5\ndomain: {domain}\nstart-time: {start}\nsender-id: lat\napp-name: bench\n\
+         schema: 1 lat_m sent:double\ncontent: text\n\n0\t1\t0\t{}\n",
+        now_secs()
+    )?;
+    // Wait until the stream exists, then subscribe after its first row.
+    let info = format!("http://{http}/api/v1/domains/{domain}/streams/lat_m");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while agent().get(&info).call().is_err() {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the latency stream never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let total = args.latency_rate * args.latency_seconds;
+    let url = format!("{info}/tail?after=1");
+    let collector = std::thread::spawn(move || {
+        let mut lags = Vec::with_capacity(total as usize);
+        let _ = follow(&url, |data| {
+            let arrived = now_secs();
+            if let Some(sent) = serde_json::from_str::<serde_json::Value>(data)
+                .ok()
+                .and_then(|v| v["sent"].as_f64())
+            {
+                lags.push(arrived - sent);
+            }
+            (lags.len() as u64) < total
+        });
+        lags
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let period = Duration::from_secs_f64(1.0 / args.latency_rate.max(1) as f64);
+    let t0 = Instant::now();
+    for seq in 1..=total {
+        let due = t0 + period * seq as u32;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        writeln!(
+            sock,
+            "{}\t1\t{seq}\t{}",
+            t0.elapsed().as_secs_f64(),
+            now_secs()
+        )?;
+    }
+    let mut lags = collector
+        .join()
+        .map_err(|_| anyhow::anyhow!("tail thread panicked"))?;
+    drop(sock);
+    anyhow::ensure!(!lags.is_empty(), "the tail delivered no rows");
+    lags.sort_by(f64::total_cmp);
+    let pick = |q: f64| lags[((lags.len() - 1) as f64 * q).round() as usize] * 1e3;
+    println!(
+        "tail latency (send to event), {} of {} rows: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        lags.len(),
+        total,
+        pick(0.5),
+        pick(0.99),
+        pick(1.0)
+    );
+    Ok(())
+}
