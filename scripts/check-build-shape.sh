@@ -15,10 +15,11 @@ EBPF='^(inline-ebpf|libbpf-sys|libbpf-rs|libbpf-cargo) '
 TEST_INFRA='^(benchmarks|pgtemp) '
 status=0
 
-# The packages of a build (normal and build dependencies) matching $1.
+# The names of the packages of a build (normal and build dependencies)
+# matching $1.
 matching() {
     local pattern="$1"; shift
-    cargo tree "$@" -e normal,build --prefix none | grep -E "$pattern" | sort -u || true
+    cargo tree "$@" -e normal,build --prefix none | grep -E "$pattern" | cut -d' ' -f1 | sort -u || true
 }
 
 # Fails the check if the build given by the cargo arguments pulls in a
@@ -28,7 +29,7 @@ absent() {
     local found
     found=$(matching "$pattern" "$@")
     if [[ -n "$found" ]]; then
-        echo "build shape: $what pulls in $(echo "$found" | cut -d' ' -f1 | tr '\n' ' ')" >&2
+        echo "build shape: $what pulls in $(echo "$found" | tr '\n' ' ')" >&2
         status=1
     else
         echo "build shape: $what $without"
