@@ -32,6 +32,13 @@ pub struct Options {
 
 const DOMAIN: &str = "readers";
 
+/// Nice value of the threads that play the readers' clients (browsers,
+/// notebooks). In a deployment they run on other machines; here they share
+/// the two cores with the server, and at the lowest priority they take
+/// (almost) only what the server leaves idle, so the ratio measures what
+/// serving them costs the server, not what parsing their events costs them.
+const CLIENT_NICE: i32 = 19;
+
 /// Runs the benchmark, printing the results as they come.
 pub fn run(args: &Options) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -150,6 +157,7 @@ impl Readers {
             // `lagged` resumes where it was told, as a browser would, so the
             // readers keep loading the server for the whole round.
             std::thread::spawn(move || {
+                ::server::http_runtime::set_thread_nice(CLIENT_NICE);
                 let mut after = after;
                 while !stop.load(Ordering::Relaxed) {
                     let url = format!("{base}?after={after}");
@@ -175,6 +183,7 @@ impl Readers {
         let url = format!("http://{http}{stream}/rows?points=2000");
         let (stop2, queries2) = (Arc::clone(&stop), Arc::clone(&queries));
         let looper = std::thread::spawn(move || {
+            ::server::http_runtime::set_thread_nice(CLIENT_NICE);
             let agent = agent();
             while !stop2.load(Ordering::Relaxed) {
                 if let Ok(mut r) = agent.get(&url).call() {

@@ -17,7 +17,10 @@ tuples from one client into the same stream: once alone, once while
 loop of downsampled queries (points=2000) runs against it. A round's rate
 is tuples over the time from the first byte sent to the moment all rows
 are committed (seen by a separate connection). The ratio with/alone is
-reported per pair, with the median.
+reported per pair, with the median. The subscribers and the query loop
+stand for browsers on other machines: their threads run at nice 19, so
+they take what the server leaves idle and the ratio measures what serving
+them costs the server (whose HTTP threads run at --http-nice 10).
 
 Tail latency: one client sends --latency-rate rows per second for
 --latency-seconds, each row carrying its wall-clock send time; one tail
