@@ -56,8 +56,12 @@ pub struct Config {
     pub delay_type: u8,
     /// Option type of the loss (sequence number) option.
     pub loss_type: u8,
+    /// Where one-in-N sampling is decided: [`SAMPLING_FLOW`] (per flow,
+    /// exact, the default) or [`SAMPLING_CPU`] (per CPU, before the flow
+    /// lookup: cheaper, approximate per flow).
+    pub sampling: u8,
     /// Explicit padding (must be zero).
-    pub _pad: [u8; 3],
+    pub _pad: [u8; 2],
     /// One-in-N systematic sampling per flow; 0 and 1 both mean every packet.
     pub sample_n: u32,
     /// At most one instrumented packet per flow every this many nanoseconds; 0 = no limit.
@@ -79,8 +83,8 @@ impl Default for Config {
     }
 }
 
-/// A flow's five-tuple: the key of the source's `sg_flows` LRU table and
-/// the first field of every record.
+/// A flow's five-tuple: the first field of every record. (The source's
+/// `sg_flows` LRU table is keyed by a 64-bit hash of it.)
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Pod, Zeroable)]
 pub struct FlowKey {
@@ -123,15 +127,33 @@ pub struct Record {
     pub flow: FlowKey,
     /// Sequence number (loss and PDM options; 0 for delay-only).
     pub seq: u32,
-    /// Which options the packet carried (`MODE_*` bits).
+    /// Which options the packet carried (`MODE_*` bits), plus
+    /// [`KIND_MONO_DST`] when `dst_ts` is a monotonic reading.
     pub kind: u8,
     /// Explicit padding (zero).
     pub _pad: [u8; 3],
     /// Source timestamp, NTP 64-bit format (0 when the packet had no delay option).
     pub src_ts: u64,
-    /// Arrival time at the sink, NTP 64-bit format.
+    /// Arrival time at the sink: NTP 64-bit format, or `CLOCK_MONOTONIC`
+    /// nanoseconds when `kind` has [`KIND_MONO_DST`] (the agent converts:
+    /// the sink then reads the clock once and does no division).
     pub dst_ts: u64,
 }
+
+/// `Config::sampling`: one-in-N decided per flow from the flow's own packet
+/// count (every flow gets exactly its 1st, N+1th, … packet).
+pub const SAMPLING_FLOW: u8 = 0;
+/// `Config::sampling`: one-in-N decided per CPU before the flow lookup (a
+/// sampled-out packet costs no lookup; which packets of a flow are measured
+/// depends on the other flows sharing the CPU).
+pub const SAMPLING_CPU: u8 = 1;
+
+/// `Record::kind` bit: `dst_ts` is `CLOCK_MONOTONIC` nanoseconds.
+pub const KIND_MONO_DST: u8 = 0x80;
+
+/// Records the sink packs into one ring-buffer sample (a sample holds 1 to
+/// this many [`Record`]s back to back).
+pub const RECORD_BATCH: usize = 16;
 
 /// Index of the only entry of the array maps.
 pub const ZERO_KEY: [u8; 4] = [0; 4];
@@ -141,6 +163,7 @@ const _: () = {
     assert!(size_of::<Config>() == 96);
     assert!(offset_of!(Config, sport) == 64);
     assert!(offset_of!(Config, proto) == 68);
+    assert!(offset_of!(Config, sampling) == 73);
     assert!(offset_of!(Config, sample_n) == 76);
     assert!(offset_of!(Config, min_interval_ns) == 80);
     assert!(offset_of!(Config, flow_timeout_ns) == 88);

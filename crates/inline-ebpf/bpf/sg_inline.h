@@ -9,6 +9,16 @@
 #define SG_MODE_DELAY 1
 #define SG_MODE_LOSS 2
 #define SG_MODE_PDM 4
+/* With SG_MODE_DELAY: the 8-byte compact delay header (NTP bits 8-39). */
+#define SG_MODE_COMPACT 8
+#define SG_COMPACT_SHIFT 8
+
+/* sg_config.sampling */
+#define SG_SAMPLING_CPU 1
+/* sg_record.kind: dst_ts is CLOCK_MONOTONIC ns (the agent converts it). */
+#define SG_KIND_MONO_DST 0x80
+/* Records per ring-buffer sample (RECORD_BATCH in inline-common). */
+#define SG_BATCH 16
 
 #define SG_PDM_TYPE 0x0F
 #define SG_NEXTHDR_DEST 60
@@ -37,7 +47,8 @@ struct sg_config {
 	__u8 mode;
 	__u8 delay_type;
 	__u8 loss_type;
-	__u8 _pad[3];
+	__u8 sampling;
+	__u8 _pad[2];
 	__u32 sample_n;
 	__u64 min_interval_ns;
 	__u64 flow_timeout_ns;
@@ -72,6 +83,7 @@ struct sg_record {
 _Static_assert(sizeof(struct sg_config) == 96, "sg_config size");
 _Static_assert(offsetof(struct sg_config, sport) == 64, "sg_config.sport");
 _Static_assert(offsetof(struct sg_config, proto) == 68, "sg_config.proto");
+_Static_assert(offsetof(struct sg_config, sampling) == 73, "sg_config.sampling");
 _Static_assert(offsetof(struct sg_config, sample_n) == 76, "sg_config.sample_n");
 _Static_assert(offsetof(struct sg_config, min_interval_ns) == 80, "sg_config.min_interval_ns");
 _Static_assert(offsetof(struct sg_config, flow_timeout_ns) == 88, "sg_config.flow_timeout_ns");
@@ -104,5 +116,21 @@ enum {
 	SG_C_SINK_ERROR = 14,
 	SG_COUNTERS = 16,
 };
+
+/* Bytes the source inserts for `mode` (header_len in inline-common). */
+static inline __attribute__((always_inline)) __u32 sg_hlen(__u8 mode)
+{
+	if (mode & SG_MODE_PDM)
+		return 16;
+	if (mode & SG_MODE_COMPACT)
+		return 8;
+	if ((mode & 3) == 3)
+		return 32;
+	if (mode & SG_MODE_DELAY)
+		return 24;
+	if (mode & SG_MODE_LOSS)
+		return 8;
+	return 0;
+}
 
 #endif

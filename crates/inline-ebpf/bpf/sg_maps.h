@@ -36,6 +36,13 @@ static __always_inline void sg_count(__u32 idx)
 		*c += 1;
 }
 
+static __always_inline void sg_add(__u32 idx, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&sg_counters, &idx);
+	if (c)
+		*c += n;
+}
+
 static __always_inline struct sg_config *sg_get_config(void)
 {
 	__u32 zero = 0;
@@ -51,7 +58,10 @@ static __always_inline __u64 sg_ntp_at(__u64 mono_ns)
 	__u64 ns = mono_ns + (off ? *off : 0);
 	__u64 sec = ns / 1000000000ULL;
 	__u64 rem = ns - sec * 1000000000ULL;
-	return ((sec + SG_NTP_UNIX_OFFSET) << 32) | ((rem << 32) / 1000000000ULL);
+	/* rem * 2^32 / 10^9 without a second division: 2^61 / 10^9 rounded
+	 * down is 2305843009 (rem < 2^30, so the product fits in 64 bits);
+	 * the result is at most one 2^-32 s step low. */
+	return ((sec + SG_NTP_UNIX_OFFSET) << 32) | ((rem * 2305843009ULL) >> 29);
 }
 
 #endif

@@ -2,7 +2,8 @@
 //! build script and embedded as ELF object bytes for the agent to load.
 //!
 //! - [`SOURCE`]: `sg_source`, tc egress, inserts the header.
-//! - [`SINK`]: `sg_sink`, tc ingress, records and removes it.
+//! - [`SINK`]: `sg_sink` (tc ingress) and `sg_sink_xdp` (XDP), which
+//!   record and remove it; the agent loads one of the two.
 //! - [`FLOOR`]: calibration programs for the benchmark only.
 //!
 //! ```
@@ -13,10 +14,12 @@
 /// ELF object holding the `sg_source` tc program and its maps.
 pub static SOURCE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_source.o"));
 
-/// ELF object holding the `sg_sink` tc program and its maps.
+/// ELF object holding the sink programs (`sg_sink` for tc, `sg_sink_xdp`
+/// for XDP) and their maps.
 pub static SINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_sink.o"));
 
 /// ELF object holding the benchmark's calibration programs: `sg_empty`
 /// (returns at once) and `sg_floor_push`/`sg_floor_pop` (carry an 8-byte
-/// header without measuring anything).
+/// header without measuring anything), plus `sg_empty_xdp` and
+/// `sg_floor_pop_xdp` for a sink at XDP.
 pub static FLOOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_floor.o"));

@@ -1,7 +1,8 @@
 //! The benchmark's calibration programs ([`inline_ebpf::FLOOR`]): attached
 //! in place of the real ones, they show what the hook alone and carrying a
 //! header alone cost on this machine, in the same run as the measurements.
-//! Through tcx only (they exist to compare against tcx-attached programs).
+//! Through tcx (they exist to compare against tcx-attached programs), or at
+//! XDP for the sink side ([`CalibrationProgram::attach_at`]).
 
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -9,8 +10,9 @@ use libbpf_rs::ObjectBuilder;
 
 use crate::error::ProgramError;
 use crate::maps::RunStats;
-use crate::program::{ifindex, Role};
+use crate::program::{ifindex, Role, SinkHook};
 use crate::tcx;
+use crate::xdp;
 
 /// Which calibration program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,16 +24,18 @@ pub enum Calibration {
 }
 
 impl Calibration {
-    fn program(self, role: Role) -> &'static str {
-        match (self, role) {
-            (Calibration::Empty, _) => "sg_empty",
-            (Calibration::Floor, Role::Source) => "sg_floor_push",
-            (Calibration::Floor, Role::Sink) => "sg_floor_pop",
+    fn program(self, role: Role, at_xdp: bool) -> &'static str {
+        match (self, role, at_xdp) {
+            (Calibration::Empty, Role::Sink, true) => "sg_empty_xdp",
+            (Calibration::Floor, Role::Sink, true) => "sg_floor_pop_xdp",
+            (Calibration::Empty, _, _) => "sg_empty",
+            (Calibration::Floor, Role::Source, _) => "sg_floor_push",
+            (Calibration::Floor, Role::Sink, _) => "sg_floor_pop",
         }
     }
 }
 
-/// A calibration program attached through tcx; detached on drop.
+/// A calibration program attached through a tcx or XDP link; detached on drop.
 #[derive(Debug)]
 pub struct CalibrationProgram {
     prog_id: u32,
@@ -47,7 +51,19 @@ impl CalibrationProgram {
         role: Role,
         kind: Calibration,
     ) -> Result<CalibrationProgram, ProgramError> {
-        let program = kind.program(role);
+        Self::attach_at(ifname, role, kind, SinkHook::Tc)
+    }
+
+    /// Like [`CalibrationProgram::attach`], with the sink side at `hook`
+    /// (XDP in driver mode, no fallback: the comparison needs it there).
+    pub fn attach_at(
+        ifname: &str,
+        role: Role,
+        kind: Calibration,
+        hook: SinkHook,
+    ) -> Result<CalibrationProgram, ProgramError> {
+        let at_xdp = role == Role::Sink && hook == SinkHook::Xdp;
+        let program = kind.program(role, at_xdp);
         let load_err = |source| ProgramError::Load { program, source };
         let attach_err = |e: std::io::Error| ProgramError::Attach {
             program,
@@ -68,7 +84,12 @@ impl CalibrationProgram {
                     nix::errno::Errno::ENOENT as i32,
                 ))
             })?;
-        let link = tcx::attach(prog.as_fd(), idx, role).map_err(attach_err)?;
+        let link = if at_xdp {
+            xdp::attach(prog.as_fd(), idx)
+        } else {
+            tcx::attach(prog.as_fd(), idx, role)
+        }
+        .map_err(attach_err)?;
         let prog_id = tcx::program_id(prog.as_fd()).map_err(attach_err)?;
         Ok(CalibrationProgram {
             prog_id,

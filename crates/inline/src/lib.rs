@@ -2,8 +2,9 @@
 //!
 //! The source program (tc egress) inserts a Destination Options header with
 //! a one-way-delay and/or loss option into the packets selected by a
-//! five-tuple filter and sampling settings; the sink program (tc ingress)
-//! records each measured packet into a ring buffer and removes the header.
+//! five-tuple filter and sampling settings; the sink program (tc ingress,
+//! or XDP with [`SinkHook::Xdp`]) records each measured packet into a ring
+//! buffer and removes the header.
 //! This crate loads and attaches those programs ([`Agent`]), changes their
 //! settings at run time ([`ProgramMaps`], also from another process),
 //! decodes their records ([`Measurement`]) and summarises them per flow
@@ -33,6 +34,7 @@ pub mod settings;
 mod streams;
 mod summary;
 mod tcx;
+mod xdp;
 
 pub use agent::Agent;
 pub use calibration::{Calibration, CalibrationProgram};
@@ -41,10 +43,11 @@ pub use error::{ProgramError, SettingsError};
 pub use inline_common::Counter;
 pub use maps::{clock_offset_ns, Counters, ProgramMaps, RunStats};
 pub use program::{
-    detach_stale, ifindex, query, Attached, LoadOptions, Role, TC_HANDLE, TC_PRIORITY,
+    detach_stale, ifindex, query, Attached, LoadOptions, Role, SinkHook, SINK_XDP_PROGRAM,
+    TC_HANDLE, TC_PRIORITY,
 };
 pub use reader::POLL as POLL_INTERVAL;
 pub use record::{Flow, Measurement, NtpTime, NTP_UNIX_OFFSET};
-pub use settings::{Mode, Prefix, Settings};
+pub use settings::{Mode, Prefix, Sampling, Settings};
 pub use streams::Streams;
 pub use summary::{FlowSummary, Summaries};

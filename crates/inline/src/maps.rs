@@ -67,7 +67,10 @@ impl RunStats {
 #[derive(Debug)]
 pub struct ProgramMaps {
     config: MapHandle,
-    clock: MapHandle,
+    /// The wall-clock offset for source timestamps; `None` for a sink found
+    /// through its interface (the sink's program does not use the map: its
+    /// arrival times are converted by the agent).
+    clock: Option<MapHandle>,
     counters: MapHandle,
     /// The sink's ring buffer.
     pub(crate) records: Option<MapHandle>,
@@ -92,7 +95,7 @@ impl ProgramMaps {
         };
         Ok(ProgramMaps {
             config: take("sg_config").ok_or_else(|| missing("sg_config"))?,
-            clock: take("sg_clock").ok_or_else(|| missing("sg_clock"))?,
+            clock: take("sg_clock"),
             counters: take("sg_counters").ok_or_else(|| missing("sg_counters"))?,
             records: take("sg_records"),
         })
@@ -133,7 +136,7 @@ impl ProgramMaps {
         let dup = |m: &MapHandle| MapHandle::try_from(m).map_err(map_err("sg_*"));
         Ok(ProgramMaps {
             config: dup(&self.config)?,
-            clock: dup(&self.clock)?,
+            clock: self.clock.as_ref().map(dup).transpose()?,
             counters: dup(&self.counters)?,
             records: self.records.as_ref().map(dup).transpose()?,
         })
@@ -177,8 +180,11 @@ impl ProgramMaps {
     /// Write the current wall-clock minus monotonic offset, which the
     /// programs add to `bpf_ktime_get_ns()` for their timestamps.
     pub fn refresh_clock(&self) -> Result<(), ProgramError> {
+        let Some(clock) = &self.clock else {
+            return Ok(());
+        };
         let offset = clock_offset_ns();
-        self.clock
+        clock
             .update(&ZERO_KEY, &offset.to_ne_bytes(), MapFlags::ANY)
             .map_err(map_err("sg_clock"))
     }

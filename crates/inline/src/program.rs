@@ -1,7 +1,9 @@
 //! Loading the embedded BPF objects and attaching them to tc hooks.
 //!
 //! Programs attach through tcx links where the kernel has them (Linux ≥ 6.6;
-//! see [`crate::tcx`] for why) and otherwise as a cls_bpf filter on the
+//! see [`crate::tcx`] for why), the sink at XDP when asked for
+//! ([`SinkHook::Xdp`], driver mode; [`crate::xdp`]), and otherwise as a
+//! cls_bpf filter on the
 //! clsact qdisc, recognised by a fixed tc handle ([`TC_HANDLE`]) and
 //! priority ([`TC_PRIORITY`]). Either way there is one program per role and
 //! interface: attaching first removes whatever of ours sits there (a program
@@ -19,6 +21,7 @@ use crate::error::ProgramError;
 use crate::maps::ProgramMaps;
 use crate::netns;
 use crate::tcx;
+use crate::xdp;
 
 /// tc filter handle that marks a filter as ours ("SG").
 pub const TC_HANDLE: u32 = 0x5347;
@@ -64,13 +67,49 @@ impl Role {
     }
 }
 
-/// Sizes fixed at load time (changing them means restarting the agent).
+/// Where the sink program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SinkHook {
+    /// tc ingress (tcx link, else clsact): any interface.
+    #[default]
+    Tc,
+    /// XDP in driver mode, before the kernel builds an skb; falls back to
+    /// [`SinkHook::Tc`] where the driver has no native XDP.
+    Xdp,
+}
+
+impl SinkHook {
+    /// Parse `tc` or `xdp`.
+    pub fn parse(s: &str) -> Option<SinkHook> {
+        match s {
+            "tc" => Some(SinkHook::Tc),
+            "xdp" => Some(SinkHook::Xdp),
+            _ => None,
+        }
+    }
+
+    /// `tc` or `xdp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SinkHook::Tc => "tc",
+            SinkHook::Xdp => "xdp",
+        }
+    }
+}
+
+/// Name of the sink's XDP program.
+pub const SINK_XDP_PROGRAM: &str = "sg_sink_xdp";
+
+/// Sizes and hooks fixed at load time (changing them means restarting the
+/// agent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Entries of the source's per-flow LRU table.
     pub max_flows: u32,
     /// Bytes of the sink's ring buffer (a power of two, at least one page).
     pub ring_bytes: u32,
+    /// Where the sink runs (ignored by the source).
+    pub sink_hook: SinkHook,
 }
 
 impl Default for LoadOptions {
@@ -78,6 +117,7 @@ impl Default for LoadOptions {
         LoadOptions {
             max_flows: 1000,
             ring_bytes: 1 << 22,
+            sink_hook: SinkHook::default(),
         }
     }
 }
@@ -100,11 +140,22 @@ fn ours_on_tcx(idx: i32, role: Role) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Our sink's program attached at XDP, if `role` is the sink and it is there.
+fn ours_on_xdp(idx: i32, role: Role) -> Option<u32> {
+    if role != Role::Sink {
+        return None;
+    }
+    xdp::attached(idx).filter(|prog| tcx::program_name(*prog).as_deref() == Some(SINK_XDP_PROGRAM))
+}
+
 /// Id of the program of `role` attached to `ifname` by any agent, if any.
 pub fn query(ifname: &str, role: Role) -> Result<Option<u32>, ProgramError> {
     let idx = ifindex(ifname)?;
     if let Some((prog, _)) = ours_on_tcx(idx, role).first() {
         return Ok(Some(*prog));
+    }
+    if let Some(prog) = ours_on_xdp(idx, role) {
+        return Ok(Some(prog));
     }
     let null = File::open("/dev/null").map_err(|source| ProgramError::Io {
         what: "open /dev/null",
@@ -131,6 +182,15 @@ pub fn detach_stale(ifname: &str, role: Role) -> Result<bool, ProgramError> {
             prog_id,
             "removed another agent's attachment"
         );
+        found = true;
+    }
+    if let Some(prog_id) = ours_on_xdp(idx, role) {
+        xdp::detach_prog(prog_id).map_err(|e| ProgramError::Attach {
+            program: SINK_XDP_PROGRAM,
+            ifname: ifname.to_owned(),
+            source: libbpf_rs::Error::from(e),
+        })?;
+        tracing::warn!(ifname, prog_id, "removed another agent's XDP attachment");
         found = true;
     }
     let null = File::open("/dev/null").map_err(|source| ProgramError::Io {
@@ -169,8 +229,10 @@ pub struct Attached {
     ifindex: i32,
     netns: File,
     prog_id: u32,
-    /// The tcx link; `None` when attached as a clsact filter.
+    /// The tcx or XDP link; `None` when attached as a clsact filter.
     link: Option<OwnedFd>,
+    /// Whether `link` is an XDP link (the sink at XDP).
+    at_xdp: bool,
     maps: ProgramMaps,
     detached: bool,
     /// Keeps the object (and the program fd the hook refers to) alive.
@@ -188,19 +250,33 @@ impl Attached {
         config: &Config,
     ) -> Result<Attached, ProgramError> {
         route_libbpf_messages();
-        let program = role.program();
+        let want_xdp = role == Role::Sink && opts.sink_hook == SinkHook::Xdp;
+        let program = if want_xdp {
+            SINK_XDP_PROGRAM
+        } else {
+            role.program()
+        };
         let load_err = |source| ProgramError::Load { program, source };
         let idx = ifindex(ifname)?;
         let mut open = ObjectBuilder::default()
             .open_memory(role.object())
             .map_err(load_err)?;
+        let cpus = libbpf_rs::num_possible_cpus().map_err(load_err)? as u32;
         for mut map in open.maps_mut() {
             let size = match map.name().to_str() {
                 Some("sg_flows") => opts.max_flows,
                 Some("sg_records") => opts.ring_bytes,
+                Some("sg_batches") => cpus,
                 _ => continue,
             };
             map.set_max_entries(size).map_err(load_err)?;
+        }
+        // Load only the entry point in use (an old kernel may refuse the other).
+        for mut prog in open.progs_mut() {
+            let name = prog.name().to_str().unwrap_or_default().to_owned();
+            if name == role.program() || name == SINK_XDP_PROGRAM {
+                prog.set_autoload(name == program);
+            }
         }
         let object = open.load().map_err(load_err)?;
         let maps = ProgramMaps::from_object(&object)?;
@@ -216,7 +292,27 @@ impl Attached {
             ifname: ifname.to_owned(),
             source,
         };
-        let (link, prog_id) = match tcx::attach(prog.as_fd(), idx, role) {
+        let xdp_link = if want_xdp {
+            match xdp::attach(prog.as_fd(), idx) {
+                Ok(link) => Some(link),
+                Err(e) => {
+                    tracing::warn!(ifname, error = %e, "no native XDP here; the sink attaches at tc");
+                    let tc = LoadOptions {
+                        sink_hook: SinkHook::Tc,
+                        ..opts
+                    };
+                    return Attached::attach(ifname, role, tc, config);
+                }
+            }
+        } else {
+            None
+        };
+        let at_xdp = xdp_link.is_some();
+        let attached = match xdp_link {
+            Some(link) => Ok(link),
+            None => tcx::attach(prog.as_fd(), idx, role),
+        };
+        let (link, prog_id) = match attached {
             Ok(link) => {
                 let id = tcx::program_id(prog.as_fd())
                     .map_err(|e| attach_err(libbpf_rs::Error::from(e)))?;
@@ -239,6 +335,7 @@ impl Attached {
             netns,
             prog_id,
             link,
+            at_xdp,
             maps,
             detached: false,
             _object: object,
@@ -263,6 +360,16 @@ impl Attached {
     /// Interface the program is attached to.
     pub fn ifname(&self) -> &str {
         &self.ifname
+    }
+
+    /// Where the program runs: [`SinkHook::Xdp`] only for a sink attached
+    /// at XDP (a source, or a sink that fell back, says [`SinkHook::Tc`]).
+    pub fn hook(&self) -> SinkHook {
+        if self.at_xdp {
+            SinkHook::Xdp
+        } else {
+            SinkHook::Tc
+        }
     }
 
     /// Detach now (also done on drop); reports errors that drop can only log.
@@ -304,8 +411,11 @@ impl Attached {
     /// Check whether the filter of this program is still attached.
     pub fn is_attached(&self) -> bool {
         let (role, idx) = (self.role, self.ifindex);
-        let (tcx, prog_id) = (self.link.is_some(), self.prog_id);
+        let (tcx, prog_id, at_xdp) = (self.link.is_some(), self.prog_id, self.at_xdp);
         let found = netns::run_in_file(&self.netns, move || {
+            if at_xdp {
+                return xdp::attached(idx) == Some(prog_id);
+            }
             if tcx {
                 return tcx::attached(idx, role)
                     .iter()

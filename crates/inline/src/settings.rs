@@ -8,7 +8,9 @@
 use std::net::Ipv6Addr;
 use std::time::Duration;
 
-use inline_common::{Config, MODE_DELAY, MODE_LOSS, MODE_PDM};
+use inline_common::{
+    Config, MODE_COMPACT, MODE_DELAY, MODE_LOSS, MODE_PDM, SAMPLING_CPU, SAMPLING_FLOW,
+};
 
 use crate::error::SettingsError;
 
@@ -84,6 +86,10 @@ pub enum Mode {
     Both,
     /// RFC 8250 PDM option (16-byte header): loss from its 16-bit sequence number.
     Pdm,
+    /// Compact delay option (8-byte header, fits a UDP socket's headroom):
+    /// a 32-bit truncated source timestamp, 2^-24 s (≈ 59.6 ns) steps,
+    /// delays within ±128 s (spec/inline.md §5a).
+    Compact,
 }
 
 impl Mode {
@@ -94,12 +100,15 @@ impl Mode {
             Mode::Loss => MODE_LOSS,
             Mode::Both => MODE_DELAY | MODE_LOSS,
             Mode::Pdm => MODE_PDM,
+            Mode::Compact => MODE_DELAY | MODE_COMPACT,
         }
     }
 
     fn from_bits(bits: u8) -> Mode {
         if bits & MODE_PDM != 0 {
             Mode::Pdm
+        } else if bits & MODE_COMPACT != 0 {
+            Mode::Compact
         } else if bits & 3 == 3 {
             Mode::Both
         } else if bits & MODE_DELAY != 0 {
@@ -115,6 +124,31 @@ impl Mode {
             Mode::Loss => "loss",
             Mode::Both => "both",
             Mode::Pdm => "pdm",
+            Mode::Compact => "compact",
+        }
+    }
+}
+
+/// Where one-in-N sampling is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sampling {
+    /// Per flow (default): each flow's 1st, N+1th, … packet, exactly; a
+    /// sampled-out packet still costs the flow-table lookup.
+    #[default]
+    Flow,
+    /// Per CPU, before the flow lookup: a sampled-out packet costs a
+    /// per-CPU counter only. Each flow is still measured about one packet
+    /// in N, but which ones depends on the other flows on the same CPU (a
+    /// short flow may get none), and sequence numbers still count measured
+    /// packets per flow, so loss stays exact.
+    Cpu,
+}
+
+impl Sampling {
+    fn name(self) -> &'static str {
+        match self {
+            Sampling::Flow => "flow",
+            Sampling::Cpu => "cpu",
         }
     }
 }
@@ -138,8 +172,10 @@ pub struct Settings {
     pub delay_type: u8,
     /// Option type of the loss option.
     pub loss_type: u8,
-    /// One-in-N sampling per flow (1 = every packet).
+    /// One-in-N sampling (1 = every packet).
     pub sample: u32,
+    /// Where the one-in-N decision is made.
+    pub sampling: Sampling,
     /// At most one instrumented packet per flow per interval (zero = no limit).
     pub min_interval: Duration,
     /// Idle time after which a flow's sequence numbers restart at 0.
@@ -162,13 +198,20 @@ pub const KEYS: &[(&str, &str)] = &[
     ("proto", "protocol: udp, tcp, icmpv6, a number, or any"),
     ("sport", "source port or any"),
     ("dport", "destination port or any"),
-    ("mode", "options: delay, loss, both or pdm"),
+    (
+        "mode",
+        "options: delay, loss, both, pdm, or compact (delay in 8 bytes, 60 ns steps)",
+    ),
     (
         "delay_type",
         "option type of the delay option (default 0x1e)",
     ),
     ("loss_type", "option type of the loss option (default 0x3e)"),
     ("sample", "instrument one packet in N per flow (1 = all)"),
+    (
+        "sampling",
+        "where one-in-N is decided: flow (exact per flow) or cpu (per CPU, before the flow lookup: cheaper)",
+    ),
     (
         "min_interval_us",
         "at most one instrumented packet per flow every M microseconds (0 = no limit)",
@@ -248,7 +291,8 @@ impl Settings {
                     "loss" => Mode::Loss,
                     "both" => Mode::Both,
                     "pdm" => Mode::Pdm,
-                    _ => return Err(invalid("mode", v, "delay, loss, both or pdm")),
+                    "compact" => Mode::Compact,
+                    _ => return Err(invalid("mode", v, "delay, loss, both, pdm or compact")),
                 }
             }
             "delay_type" | "loss_type" => {
@@ -270,6 +314,13 @@ impl Settings {
                 self.sample = parse_num(v)
                     .filter(|n| *n >= 1)
                     .ok_or_else(|| invalid("sample", v, "an integer >= 1"))?
+            }
+            "sampling" => {
+                self.sampling = match v {
+                    "flow" => Sampling::Flow,
+                    "cpu" => Sampling::Cpu,
+                    _ => return Err(invalid("sampling", v, "flow or cpu")),
+                }
             }
             "min_interval_us" => {
                 self.min_interval = Duration::from_micros(
@@ -348,7 +399,11 @@ impl Settings {
             mode: self.mode.bits(),
             delay_type: self.delay_type,
             loss_type: self.loss_type,
-            _pad: [0; 3],
+            sampling: match self.sampling {
+                Sampling::Flow => SAMPLING_FLOW,
+                Sampling::Cpu => SAMPLING_CPU,
+            },
+            _pad: [0; 2],
             sample_n: self.sample,
             min_interval_ns: u64::try_from(self.min_interval.as_nanos()).unwrap_or(u64::MAX),
             flow_timeout_ns: u64::try_from(self.flow_timeout.as_nanos()).unwrap_or(u64::MAX),
@@ -371,6 +426,11 @@ impl Settings {
             delay_type: c.delay_type,
             loss_type: c.loss_type,
             sample: c.sample_n.max(1),
+            sampling: if c.sampling == SAMPLING_CPU {
+                Sampling::Cpu
+            } else {
+                Sampling::Flow
+            },
             min_interval: Duration::from_nanos(c.min_interval_ns),
             flow_timeout: Duration::from_nanos(c.flow_timeout_ns),
             enabled: c.enabled != 0,
@@ -390,6 +450,7 @@ impl Settings {
             ("delay_type", format!("{:#04x}", self.delay_type)),
             ("loss_type", format!("{:#04x}", self.loss_type)),
             ("sample", self.sample.to_string()),
+            ("sampling", self.sampling.name().to_owned()),
             ("min_interval_us", self.min_interval.as_micros().to_string()),
             (
                 "flow_timeout_s",
@@ -423,8 +484,9 @@ mod tests {
             "proto=udp",
             "dport=5201",
             "sample=10",
+            "sampling=cpu",
             "min_interval_us=100",
-            "mode=loss",
+            "mode=compact",
         ])
         .unwrap();
         let back = Settings::from_config(&s.to_config());

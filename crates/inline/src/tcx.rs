@@ -26,7 +26,7 @@ fn attach_type(role: Role) -> sys::bpf_attach_type {
     }
 }
 
-fn last_error(ret: i32) -> std::io::Error {
+pub(crate) fn last_error(ret: i32) -> std::io::Error {
     // libbpf returns -errno (and also sets errno).
     std::io::Error::from_raw_os_error(if ret < 0 { -ret } else { ret })
 }

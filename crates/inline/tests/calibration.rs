@@ -5,21 +5,12 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::traffic::{udp_receiver, udp_send};
 use common::*;
 use inline::{netns, Agent, Calibration, CalibrationProgram, Counter, LoadOptions, Role};
 
 /// 200 datagrams of assorted sizes to `port`: all arrive, byte for byte.
 fn send_200_and_compare(net: &Net, port: u16) {
-    let sizes: Vec<usize> = (0..200).map(|i| 1 + (i * 53) % 1400).collect();
-    let rx = udp_receiver(&net.dst, port, Duration::from_millis(600));
-    let gap = Duration::from_micros(200);
-    let sent = udp_send(&net.src, port - 1000, DST_ADDR, port, &sizes, gap);
-    let got = rx.join().unwrap();
-    assert_eq!(got.count, 200);
-    assert_eq!(got.digest.as_ref(), sent.as_ref(), "payload bytes differ");
+    udp_sizes_arrive(net, 200, port - 1000, port);
 }
 
 #[test]

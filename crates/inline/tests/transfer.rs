@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::traffic::{tcp_receiver, tcp_send, udp_receiver, udp_send};
+use common::traffic::{udp_receiver, udp_send};
 use common::*;
 use inline::Counter;
 
@@ -67,33 +67,5 @@ fn tcp_identical_bytes_and_every_packet_measured() {
     if !require_root() {
         return;
     }
-    let net = Net::new(Topology::Direct);
-    let (source, sink, records) = agents(&net, &settings(&["proto=tcp", "dport=7100"]));
-    let rx = tcp_receiver(&net.dst, 7100);
-    let sent = tcp_send(&net.src, DST_ADDR, 7100, 2000, 10_000);
-    let got = rx.join().unwrap();
-    assert_eq!(got.bytes, 20_000_000);
-    assert_eq!(got.digest.as_ref(), sent.as_ref(), "payload bytes differ");
-    std::thread::sleep(Duration::from_millis(100));
-    let sc = source.counters().unwrap();
-    let kc = sink.counters().unwrap();
-    let read = sink.stop().unwrap();
-    source.stop().unwrap();
-    // One header per packet the egress hook sees (a GSO batch counts once).
-    let instrumented = sc.get(Counter::SrcInstrumented);
-    assert!(instrumented > 0);
-    assert_eq!(
-        kc.get(Counter::SinkMarked),
-        instrumented,
-        "src {sc:?} sink {kc:?}"
-    );
-    assert_eq!(read, instrumented);
-    assert_eq!(
-        sc.get(Counter::SrcInstrumented) + sc.get(Counter::SrcMtu),
-        sc.get(Counter::SrcMatched)
-    );
-    let recs = records.lock().unwrap();
-    assert!(recs
-        .iter()
-        .all(|m| m.flow.dport == 7100 && m.flow.proto == 6));
+    tcp_case(inline::LoadOptions::default(), 7100);
 }

@@ -10,8 +10,8 @@ use clap::Args;
 use client::spec::{ClientSpec, DestinationSpec, Window};
 use client::Client;
 use inline::{
-    Agent, AgentCounters, AgentInfo, Control, ControlConfig, LoadOptions, Role, Settings, Streams,
-    Summaries,
+    Agent, AgentCounters, AgentInfo, Control, ControlConfig, LoadOptions, Role, Settings, SinkHook,
+    Streams, Summaries,
 };
 
 pub const SOURCE_ABOUT: &str = "Attach the source program to the egress of --dev: matching IPv6 packets get a \
@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// Bytes of the record ring buffer (sink; power of two; load time).
     #[arg(long, default_value_t = 1 << 22)]
     ring_bytes: u32,
+    /// Where the sink runs: `tc` (tc ingress, any interface) or `xdp` (XDP in
+    /// driver mode, before an skb exists; falls back to tc where the driver
+    /// has no native XDP). Load time; docs/benchmarks.md compares them.
+    #[arg(long, value_name = "tc|xdp", default_value = "tc", value_parser = parse_hook)]
+    sink_hook: SinkHook,
     /// Collection URI for the streams (tcp:HOST:PORT, file:PATH).
     #[arg(long, value_name = "URI")]
     collect: Option<String>,
@@ -70,6 +75,11 @@ pub struct RunArgs {
     /// Without --control-token-file, let non-loopback callers read status and settings (never change them).
     #[arg(long, requires = "control")]
     control_public: bool,
+}
+
+/// `--sink-hook` (also used by `inline bench`).
+pub fn parse_hook(s: &str) -> Result<SinkHook, String> {
+    SinkHook::parse(s).ok_or_else(|| format!("{s:?}: expected tc or xdp"))
 }
 
 fn settings(args: &RunArgs) -> Result<Settings> {
@@ -135,6 +145,7 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
     let load = LoadOptions {
         max_flows: args.max_flows,
         ring_bytes: args.ring_bytes,
+        sink_hook: args.sink_hook,
     };
     let mut agent = Agent::start(&args.dev, role, &settings, load).context("attaching")?;
     let summaries = Arc::new(Mutex::new(Summaries::default()));

@@ -78,7 +78,9 @@ async fn capabilities(caller: Caller, State(sh): Sh) -> ApiResult<Json<Capabilit
         interface: sh.info.interface.clone(),
         netns: sh.info.netns.clone(),
         keys,
-        modes: ["delay", "loss", "both", "pdm"].map(String::from).to_vec(),
+        modes: ["delay", "loss", "both", "pdm", "compact"]
+            .map(String::from)
+            .to_vec(),
         counters,
         domain: sh.info.domain.clone(),
         streams,
