@@ -1,7 +1,9 @@
 //! `streamgauge observe` end to end on examples/observe/client.toml:
 //! run (real UDP workload on loopback), resume, analyze and report, and the
 //! report has every table and plot section. Also: bad plans are refused
-//! before anything runs.
+//! before anything runs; a veth plan (root) with the in-line agent and a
+//! capture session on the path runs, the components are shown to have
+//! worked, and its namespaces are removed, also after Ctrl-C.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -190,6 +192,16 @@ fn bad_plans_fail_before_any_run() {
         ),
         ("\"per-packet\"", "\"sometimes\"", "unknown flavour"),
         ("20000", "-5", "not a positive number"),
+        (
+            "rate = [",
+            "inline = [\"off\", \"every\"]\nrate = [",
+            "needs network = \"veth\"",
+        ),
+        (
+            "[defaults]",
+            "network = \"veth\"\n[defaults]\ncapture = \"full\"",
+            "unknown capture level \"full\"",
+        ),
     ] {
         let p = dir.path().join("plan.toml");
         std::fs::write(&p, base.replacen(from, to, 1)).unwrap();
@@ -245,5 +257,146 @@ fn every_sample_is_stored_as_a_measurement_stream_and_two_filtered_threads_run()
         &db_dir.join("observe.sq3"),
         "SELECT count(*) FROM observe_sample",
         want,
+    );
+}
+
+/// Namespaces the runner with process id `pid` left in /run/netns.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("sgo{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs `streamgauge ARGS` as a child; returns its pid and output.
+fn sg_child(args: &[&str], interrupt_after: Option<std::time::Duration>) -> (u32, Output) {
+    let child = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    if let Some(after) = interrupt_after {
+        std::thread::sleep(after);
+        let st = Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    (pid, child.wait_with_output().unwrap())
+}
+
+const VETH_PLAN: &str = "name = \"veth\"\nreplications = 3\nseconds = 0.8\nwarmup = 0.2\n\
+    cooldown = 0.1\ninterval = 0.1\nseed = 5\nnetwork = \"veth\"\n\
+    responses = [\"recv_pps\", \"if_rx_pps\", \"loss\"]\n\
+    [defaults]\nrate = 20000\ninline_mode = \"loss\"\n\
+    [factors]\ninline = [\"off\", \"every\"]\ncapture = [\"off\", \"anon-flows\"]\n";
+
+/// The value of a tools.csv metric in every run that has it.
+fn tool_values(tools: &str, component: &str, metric: &str) -> Vec<f64> {
+    tools
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() == 4 && f[1] == component && f[2] == metric).then(|| f[3].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_veth_plan_runs_inline_and_capture_and_removes_its_namespaces() {
+    if !testkit::have_root("observe network = \"veth\": namespaces, BPF, AF_PACKET") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("veth.toml");
+    std::fs::write(&plan, VETH_PLAN).unwrap();
+    let out = dir.path().join("obs");
+    let (pid, output) = sg_child(
+        &[
+            "observe",
+            "run",
+            &plan.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ],
+        None,
+    );
+    ok(&output);
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = runs
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 12, "{runs}");
+    for r in &rows {
+        assert_eq!(r[3], "ok", "{runs}");
+        let (recv, if_rx): (f64, f64) = (r[7].parse().unwrap(), r[8].parse().unwrap());
+        // Paced at 20 000/s: both counters see the paced stream; the
+        // interface counts every frame the socket got.
+        assert!((8_000.0..26_000.0).contains(&recv), "{runs}");
+        assert!(if_rx >= recv * 0.97, "{runs}");
+    }
+    // The components did their work in the runs that had them (6 each).
+    let tools = std::fs::read_to_string(out.join("tools.csv")).unwrap();
+    let instrumented = tool_values(&tools, "inline", "source_instrumented");
+    let records = tool_values(&tools, "inline", "records_read");
+    assert_eq!(instrumented.len(), 6, "{tools}");
+    assert!(instrumented.iter().all(|n| *n > 5_000.0), "{tools}");
+    assert!(records.iter().all(|n| *n > 5_000.0), "{tools}");
+    let captured = tool_values(&tools, "capture", "captured");
+    assert_eq!(captured.len(), 6, "{tools}");
+    assert!(captured.iter().all(|n| *n > 5_000.0), "{tools}");
+    let written = tool_values(&tools, "capture", "bytes_written");
+    assert!(written.iter().all(|n| *n > 100_000.0), "{tools}");
+}
+
+#[test]
+fn an_interrupted_veth_plan_cleans_up_and_resumes_later() {
+    if !testkit::have_root("observe network = \"veth\": namespaces") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("veth.toml");
+    std::fs::write(
+        &plan,
+        VETH_PLAN
+            .replace("seconds = 0.8", "seconds = 2.0")
+            .replace("inline = [\"off\", \"every\"]\n", ""),
+    )
+    .unwrap();
+    let out = dir.path().join("obs");
+    let args = [
+        "observe",
+        "run",
+        &plan.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ];
+    let (pid, output) = sg_child(&args, Some(std::time::Duration::from_millis(3500)));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("interrupted before run"), "{err}");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "{err}");
+    // Only whole runs were recorded; the rest run on resume.
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let recorded = runs.lines().count() - 1;
+    assert!(recorded < 6, "{runs}");
+    let (_, again) = sg_child(&args, None);
+    ok(&again);
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert_eq!(
+        runs.lines().filter(|l| l.contains(",ok,")).count(),
+        6,
+        "{runs}"
     );
 }

@@ -1,11 +1,7 @@
 //! `streamgauge observe`: the observer-effect toolkit. `run` executes a
-//! factorial plan (Rust, this module); `analyze` and `report` hand the
-//! runs to the Python package (streamgauge.observe), where scipy and
-//! statsmodels do the statistics.
-
-mod plan;
-mod run;
-mod udp;
+//! factorial plan (the `observe` library crate); `analyze` and `report`
+//! hand the runs to the Python package (streamgauge.observe), where scipy
+//! and statsmodels do the statistics.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,14 +18,21 @@ its statistics and a report, in three steps:
   streamgauge observe report obs/analysis.json --html obs/report.html --md obs/report.md
 
 `run` validates the plan (TOML: factors and levels, replications, run
-length, warm-up/cool-down trim, seed, responses), then executes every run
-in a seeded random order: a UDP sender over loopback at a set rate,
-reporting every packet through the Rust client (per-packet), through it
-with --oml-samples 100 (filtered), or not at all (uninstrumented). The
-responses come from an uninstrumented receiver socket, sampled at a fixed
-interval. Each run is appended to runs.csv when it ends; running the same
-plan again resumes after the last recorded run. A run whose workload fails
-is recorded as failed (with its error), never dropped.
+length, warm-up/cool-down trim, seed, responses, network), then executes
+every run in a seeded random order: a UDP sender at a set rate, reporting
+every packet through the Rust client (per-packet), through it with
+--oml-samples 100 (filtered), or not at all (uninstrumented). With
+network = \"loopback\" sender and receiver share 127.0.0.1; with network =
+\"veth\" (root) they run in two network namespaces joined by a veth pair
+(created for the plan, removed after it, also on Ctrl-C), where the plan
+can put our in-line agent (factor inline: off, every, one-in-10;
+inline_mode: loss, both) and a capture session (factor capture: off,
+header, anon-flows) on the path. The responses come from an
+uninstrumented receiver socket and (veth) the receiving interface's kernel
+counter, sampled at a fixed interval. Each run is appended to runs.csv
+when it ends; running the same plan again resumes after the last recorded
+run. A run whose workload fails is recorded as failed (with its error),
+never dropped.
 
 `analyze` and `report` run `python3 -m streamgauge.observe` (the python/
 package, with scipy, statsmodels and matplotlib; scripts/setup.sh installs
@@ -152,10 +155,10 @@ pub fn run(args: &ObserveArgs) -> Result<bool> {
 }
 
 fn run_plan(a: &RunArgs) -> Result<bool> {
-    let plan = plan::Plan::load(&a.plan)?;
+    let plan = ::observe::Plan::load(&a.plan)?;
     let runs = plan.runs();
     if a.check {
-        println!("{}", run::header(&plan));
+        println!("{}", ::observe::header(&plan));
         for (pos, id) in plan.order().into_iter().enumerate() {
             let r = &runs[id];
             println!(
@@ -170,7 +173,7 @@ fn run_plan(a: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("observe-{}", plan.name)));
-    let failed = run::execute(&plan, &dir, true)?;
+    let failed = ::observe::execute(&plan, &dir, true)?;
     eprintln!(
         "observe: {} runs in {} ({failed} failed); next: streamgauge observe analyze {} --out {}",
         runs.len(),

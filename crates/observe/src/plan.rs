@@ -1,4 +1,6 @@
-//! The plan of a factorial experiment (TOML), validated before any run.
+//! The plan of a factorial experiment (TOML), validated before any run:
+//! its structure and levels without I/O ([`Plan::parse`]), then what this
+//! host must provide for it (root for namespaces, [`Plan::check_host`]).
 
 use std::path::Path;
 
@@ -9,7 +11,7 @@ use serde::Deserialize;
 /// least) and the ANOVA's error term without enough data.
 pub const MIN_REPLICATIONS: u32 = 3;
 
-/// The factors the UDP workload knows, and what their levels mean.
+/// The factors the workload knows, and what their levels mean.
 pub const FACTORS: &[(&str, &str)] = &[
     (
         "flavour",
@@ -23,6 +25,18 @@ pub const FACTORS: &[(&str, &str)] = &[
     (
         "threads",
         "sender threads, 1 to 16, each with its own socket and an even share of the set rate",
+    ),
+    (
+        "inline",
+        "in-line agent, source on the sender's veth, sink on the receiver's: off | every (every packet measured) | one-in-N (one packet in N per flow, N >= 2); network = \"veth\"",
+    ),
+    (
+        "inline_mode",
+        "options the in-line source inserts: loss (8-byte header) | both (delay and loss, 32 bytes)",
+    ),
+    (
+        "capture",
+        "capture session on the receiving interface: off | header (header-only pcap) | anon-flows (header-only pcap, Crypto-PAn on both addresses, IPFIX flows to a file); network = \"veth\"",
     ),
 ];
 
@@ -40,7 +54,62 @@ pub const RESPONSES: &[(&str, &str)] = &[
         "loss",
         "1 - received / sent over the whole run (after a 100 ms drain)",
     ),
+    (
+        "if_rx_pps",
+        "packets/s the receiving interface's kernel counter (rx_packets, read in the receiver's namespace) counted in the trimmed window; network = \"veth\"",
+    ),
 ];
+
+/// Where the workload runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// Sender and receiver on 127.0.0.1 in this process's namespace.
+    Loopback,
+    /// Sender and receiver in two namespaces of their own joined by a veth
+    /// pair (created for the plan, removed after it): the in-line agent and
+    /// the capture session need real interfaces, and the receiving
+    /// interface's counters count only the workload.
+    Veth,
+}
+
+/// The in-line agent's level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inline {
+    /// Nothing attached.
+    Off,
+    /// Source and sink attached, one packet in N per flow measured (1 = every packet).
+    OneIn(u32),
+}
+
+/// Options the in-line source inserts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InlineMode {
+    /// The loss option alone (8-byte header).
+    Loss,
+    /// Delay and loss options (32-byte header).
+    Both,
+}
+
+impl InlineMode {
+    /// The in-line agent's `mode` setting.
+    pub fn setting(self) -> &'static str {
+        match self {
+            InlineMode::Loss => "loss",
+            InlineMode::Both => "both",
+        }
+    }
+}
+
+/// The capture session on the receiving interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capture {
+    /// No capture.
+    Off,
+    /// One header-only pcap session.
+    Header,
+    /// Header-only pcap with Crypto-PAn on both addresses and IPFIX flow export to a file.
+    AnonFlows,
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +129,8 @@ struct Raw {
     #[serde(default)]
     collect: Option<String>,
     #[serde(default)]
+    network: Option<String>,
+    #[serde(default)]
     defaults: toml::Table,
     factors: toml::Table,
 }
@@ -71,31 +142,68 @@ fn default_interval() -> f64 {
 /// The settings of one run: every known factor has a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
+    /// How the sender reports its packets (uninstrumented, per-packet, filtered).
     pub flavour: String,
     /// Packets/s; None = as fast as possible.
     pub rate: Option<u64>,
+    /// UDP payload bytes.
     pub size: usize,
+    /// Sender threads.
     pub threads: usize,
+    /// The in-line agent on the path.
+    pub inline: Inline,
+    /// Its options.
+    pub inline_mode: InlineMode,
+    /// The capture session on the receiving interface.
+    pub capture: Capture,
+}
+
+impl Settings {
+    /// What needs real interfaces (the veth network), if anything.
+    fn needs_veth(&self) -> Option<&'static str> {
+        if self.inline != Inline::Off {
+            Some("the in-line agent attaches to the veth pair's interfaces")
+        } else if self.capture != Capture::Off {
+            Some("the capture session reads the receiving veth interface")
+        } else {
+            None
+        }
+    }
 }
 
 /// A varied factor and its levels, as written in the plan.
 #[derive(Debug, Clone)]
 pub struct Factor {
+    /// One of [`FACTORS`].
     pub name: String,
+    /// Its levels as written (numbers as decimal text); the first is the baseline.
     pub levels: Vec<String>,
 }
 
+/// A validated plan.
 #[derive(Debug)]
 pub struct Plan {
+    /// Names the output folder and is checked on resume.
     pub name: String,
+    /// Runs per treatment.
     pub replications: u32,
+    /// Length of each run.
     pub seconds: f64,
+    /// Seconds trimmed from the start of each run (before the rates settle).
     pub warmup: f64,
+    /// Seconds trimmed from its end.
     pub cooldown: f64,
+    /// Sampling interval of the counters.
     pub interval: f64,
+    /// Seed of the run order.
     pub seed: u64,
+    /// Names from [`RESPONSES`].
     pub responses: Vec<String>,
+    /// A collection URI that receives every sample as a measurement stream.
     pub collect: Option<String>,
+    /// Where the workload runs.
+    pub network: Network,
+    /// The varied factors; the first is the treatment.
     pub factors: Vec<Factor>,
     defaults: Settings,
 }
@@ -103,19 +211,47 @@ pub struct Plan {
 /// One run in standard order (its index in `Plan::runs`): replication and level per factor.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
+    /// 0-based replication.
     pub replication: u32,
+    /// The level of each factor, in the plan's factor order.
     pub levels: Vec<String>,
 }
 
 impl Plan {
+    /// Reads and validates a plan file ([`Plan::parse`], then [`Plan::check_host`]).
     pub fn load(path: &Path) -> Result<Plan> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        Plan::parse(&text).with_context(|| format!("plan {}", path.display()))
+        let plan = Plan::parse(&text).with_context(|| format!("plan {}", path.display()))?;
+        plan.check_host()
+            .with_context(|| format!("plan {}", path.display()))?;
+        Ok(plan)
     }
 
+    /// What this host must provide: root and `ip` for the veth network.
+    pub fn check_host(&self) -> Result<()> {
+        if self.network == Network::Veth {
+            ensure!(
+                nix::unistd::geteuid().is_root(),
+                "network = \"veth\" needs root (network namespaces and veth pairs; the in-line agent loads BPF programs, capture opens AF_PACKET sockets)"
+            );
+            let ip = std::process::Command::new("ip").arg("-V").output();
+            ensure!(
+                ip.is_ok_and(|o| o.status.success()),
+                "network = \"veth\" needs the `ip` command (iproute2)"
+            );
+        }
+        Ok(())
+    }
+
+    /// Validates a plan's text without I/O.
     pub fn parse(text: &str) -> Result<Plan> {
         let raw: Raw = toml::from_str(text)?;
+        let network = match raw.network.as_deref().unwrap_or("loopback") {
+            "loopback" => Network::Loopback,
+            "veth" => Network::Veth,
+            other => bail!("unknown network {other:?}; known: loopback, veth"),
+        };
         ensure!(!raw.name.is_empty(), "name must not be empty");
         ensure!(
             raw.replications >= MIN_REPLICATIONS,
@@ -146,15 +282,30 @@ impl Plan {
                 "unknown response {r:?}; known: {}",
                 names(RESPONSES)
             );
+            ensure!(
+                r != "if_rx_pps" || network == Network::Veth,
+                "response if_rx_pps needs network = \"veth\" (the loopback interface's counter counts every process's loopback traffic)"
+            );
         }
         let mut defaults = Settings {
             flavour: "uninstrumented".into(),
             rate: None,
             size: 64,
             threads: 1,
+            inline: Inline::Off,
+            inline_mode: InlineMode::Both,
+            capture: Capture::Off,
+        };
+        let usable = |s: &Settings| -> Result<()> {
+            if let (Some(why), Network::Loopback) = (s.needs_veth(), network) {
+                bail!("needs network = \"veth\": {why}");
+            }
+            Ok(())
         };
         for (k, v) in &raw.defaults {
-            apply(&mut defaults, k, &level_text(k, v)?).with_context(|| format!("defaults.{k}"))?;
+            apply(&mut defaults, k, &level_text(k, v)?)
+                .and_then(|()| usable(&defaults))
+                .with_context(|| format!("defaults.{k}"))?;
         }
         ensure!(
             !raw.factors.is_empty(),
@@ -174,7 +325,9 @@ impl Plan {
             for l in list {
                 let text = level_text(k, l)?;
                 let mut probe = defaults.clone();
-                apply(&mut probe, k, &text).with_context(|| format!("factors.{k}"))?;
+                apply(&mut probe, k, &text)
+                    .and_then(|()| usable(&probe))
+                    .with_context(|| format!("factors.{k}"))?;
                 ensure!(
                     !levels.contains(&text),
                     "factors.{k}: level {text} given twice"
@@ -196,6 +349,7 @@ impl Plan {
             seed: raw.seed,
             responses: raw.responses,
             collect: raw.collect,
+            network,
             factors,
             defaults,
         })
@@ -229,7 +383,7 @@ impl Plan {
         out
     }
 
-    /// The run order, shuffled from the seed (Fisher-Yates over splitmix64).
+    /// The run order (indices into [`Plan::runs`]), shuffled from the seed (Fisher-Yates over splitmix64).
     pub fn order(&self) -> Vec<usize> {
         let mut ids: Vec<usize> = (0..self.runs().len()).collect();
         let mut state = self.seed;
@@ -240,6 +394,7 @@ impl Plan {
         ids
     }
 
+    /// The settings of a run: the defaults with the run's levels applied.
     pub fn settings(&self, run: &RunSpec) -> Settings {
         let mut s = self.defaults.clone();
         for (f, l) in self.factors.iter().zip(&run.levels) {
@@ -268,7 +423,7 @@ fn level_text(factor: &str, v: &toml::Value) -> Result<String> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
-        other => bail!("{factor}: level {other} must be a string or an integer"),
+        other => bail!("{factor}: level {other:?} must be a string or an integer"),
     }
 }
 
@@ -307,6 +462,41 @@ fn apply(s: &mut Settings, factor: &str, level: &str) -> Result<()> {
                 .filter(|n| (1..=16).contains(n))
                 .with_context(|| format!("threads {level:?} is not 1 to 16"))?;
         }
+        "inline" => {
+            s.inline = match level {
+                "off" => Inline::Off,
+                "every" => Inline::OneIn(1),
+                _ => {
+                    let n = level
+                        .strip_prefix("one-in-")
+                        .and_then(|n| n.parse().ok())
+                        .filter(|n| *n >= 2)
+                        .with_context(|| {
+                            format!("unknown inline level {level:?}; known: off, every, one-in-N (N >= 2)")
+                        })?;
+                    Inline::OneIn(n)
+                }
+            };
+            ensure!(
+                s.inline == Inline::Off || cfg!(feature = "inline"),
+                "inline {level:?}: this build has no in-line agent (built without the `inline` feature)"
+            );
+        }
+        "inline_mode" => {
+            s.inline_mode = match level {
+                "loss" => InlineMode::Loss,
+                "both" => InlineMode::Both,
+                _ => bail!("unknown inline_mode {level:?}; known: loss, both"),
+            };
+        }
+        "capture" => {
+            s.capture = match level {
+                "off" => Capture::Off,
+                "header" => Capture::Header,
+                "anon-flows" => Capture::AnonFlows,
+                _ => bail!("unknown capture level {level:?}; known: off, header, anon-flows"),
+            };
+        }
         other => bail!("unknown factor {other:?}; known: {}", names(FACTORS)),
     }
     Ok(())
@@ -342,6 +532,25 @@ rate = [1000, "max"]
     }
 
     #[test]
+    fn veth_plans_know_the_components() {
+        let text = OK
+            .replace("seed = 7", "seed = 7\nnetwork = \"veth\"")
+            .replace("recv_pps", "if_rx_pps")
+            .replace(
+                "rate = [1000, \"max\"]",
+                "capture = [\"off\", \"header\", \"anon-flows\"]",
+            );
+        let p = Plan::parse(&text).unwrap();
+        assert_eq!(p.network, Network::Veth);
+        let runs = p.runs();
+        assert_eq!(runs.len(), 18);
+        // Replications innermost: runs 6-8 are the third capture level.
+        assert_eq!(p.settings(&runs[5]).capture, Capture::Header);
+        assert_eq!(p.settings(&runs[6]).capture, Capture::AnonFlows);
+        assert_eq!(p.settings(&runs[6]).inline, Inline::Off);
+    }
+
+    #[test]
     fn bad_plans_are_refused_with_the_reason() {
         let cases = [
             (
@@ -368,6 +577,35 @@ rate = [1000, "max"]
                 "two sampling intervals",
             ),
             (OK.replace("seed = 7", "sede = 7"), "unknown field"),
+            (
+                OK.replace("seed = 7", "seed = 7\nnetwork = \"wifi\""),
+                "unknown network \"wifi\"",
+            ),
+            (
+                OK.replace("recv_pps", "if_rx_pps"),
+                "if_rx_pps needs network = \"veth\"",
+            ),
+            (
+                OK.replace("rate = [1000, \"max\"]", "capture = [\"off\", \"header\"]"),
+                "factors.capture: needs network = \"veth\"",
+            ),
+            (
+                OK.replace("[factors]", "network = \"veth\"\n[factors]")
+                    .replace("rate = [1000, \"max\"]", "capture = [\"off\", \"full\"]"),
+                "unknown capture level \"full\"",
+            ),
+            (
+                OK.replace("[factors]", "network = \"veth\"\n[factors]")
+                    .replace("rate = [1000, \"max\"]", "inline = [\"off\", \"one-in-1\"]"),
+                "unknown inline level \"one-in-1\"",
+            ),
+            (
+                OK.replace(
+                    "rate = [1000, \"max\"]",
+                    "inline_mode = [\"loss\", \"pdm\"]",
+                ),
+                "unknown inline_mode \"pdm\"",
+            ),
         ];
         for (text, want) in cases {
             let err = format!("{:#}", Plan::parse(&text).unwrap_err());

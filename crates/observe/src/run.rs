@@ -1,6 +1,8 @@
 //! Executes a plan: runs in the seeded random order, one row per run
 //! appended to runs.csv as it finishes (so an interrupted plan resumes by
 //! skipping the runs already there), failures recorded, never dropped.
+//! Beside it: samples.csv (every sample of every run) and tools.csv (what
+//! the components on the path counted in each run, showing they worked).
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -11,9 +13,13 @@ use anyhow::{bail, Context, Result};
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 
-use super::plan::{Plan, RunSpec};
-use super::udp::{self, Outcome, Sample};
+use crate::components;
+use crate::interrupt;
+use crate::plan::{Network, Plan, RunSpec};
+use crate::udp::{self, Outcome, Sample};
+use crate::veth::Pair;
 
+/// The columns of runs.csv for `plan`.
 pub fn header(plan: &Plan) -> String {
     let mut cols: Vec<String> = ["run", "order", "replication", "status", "error"]
         .map(String::from)
@@ -61,19 +67,28 @@ fn done(path: &Path, plan: &Plan, runs: &[RunSpec]) -> Result<BTreeSet<usize>> {
 }
 
 /// Runs every run not yet in `dir`/runs.csv. Returns how many failed.
+/// A signal (Ctrl-C, SIGTERM, SIGHUP) stops the plan with an error after
+/// cleaning up; the run it interrupted is not recorded.
 pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
+    // Before any thread starts: they inherit the blocked signals.
+    let _signals = interrupt::catch()?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let runs = plan.runs();
     let runs_path = dir.join("runs.csv");
     let skip = done(&runs_path, plan, &runs)?;
     let mut out = append(&runs_path, &header(plan))?;
-    let mut samples_out = append(&dir.join("samples.csv"), "run,t,received,sent")?;
+    let mut samples_out = append(&dir.join("samples.csv"), "run,t,received,sent,if_rx")?;
+    let mut tools_out = append(&dir.join("tools.csv"), "run,component,metric,value")?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let store = plan
         .collect
         .as_deref()
         .map(SampleStream::start)
         .transpose()?;
+    let pair = match plan.network {
+        Network::Loopback => None,
+        Network::Veth => Some(Pair::new().context("creating the veth network")?),
+    };
     if !skip.is_empty() {
         eprintln!(
             "observe: resuming: {} of {} runs already in {}",
@@ -88,23 +103,32 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
             continue;
         }
         let spec = &runs[id];
-        let settings = plan.settings(spec);
-        // The instrumented sender reports to a file of its own (deleted
-        // with the directory): the plan's collect server gets the samples.
-        let report = format!(
-            "file:{}",
-            tmp.path().join(format!("run-{id}.omsp")).display()
-        );
-        let result = udp::run(&settings, plan.seconds, plan.interval, &report);
-        let _ = std::fs::remove_file(tmp.path().join(format!("run-{id}.omsp")));
-        let (status, error, values) = match result.and_then(|o| responses(plan, &o).map(|v| (o, v)))
-        {
-            Ok((o, v)) => {
+        let result = one_run(plan, spec, id, tmp.path(), pair.as_ref());
+        if interrupt::interrupted() {
+            bail!(
+                "interrupted before run {id} ended ({} of {} runs recorded in {}); run the plan again to resume",
+                pos,
+                runs.len(),
+                runs_path.display()
+            );
+        }
+        let (status, error, values) = match result.and_then(|(o, t)| {
+            let v = responses(plan, &o)?;
+            Ok((o, t, v))
+        }) {
+            Ok((o, tools, v)) => {
                 for s in &o.samples {
-                    writeln!(samples_out, "{id},{:.6},{},{}", s.t, s.received, s.sent)?;
+                    writeln!(
+                        samples_out,
+                        "{id},{:.6},{},{},{}",
+                        s.t, s.received, s.sent, s.if_rx
+                    )?;
                     if let Some(st) = &store {
                         st.inject(id, s)?;
                     }
+                }
+                for (component, metric, value) in tools {
+                    writeln!(tools_out, "{id},{component},{metric},{value}")?;
                 }
                 ("ok", String::new(), v)
             }
@@ -129,6 +153,7 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
         writeln!(out, "{}", row.join(","))?;
         out.flush()?;
         samples_out.flush()?;
+        tools_out.flush()?;
         if progress {
             let what = if status == "ok" {
                 values.join(" ")
@@ -149,6 +174,38 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
             .context("closing the sample stream's client")?;
     }
     Ok(failed)
+}
+
+/// One run: the components attached, the workload, the components
+/// stopped (also when the workload failed), the run's files removed.
+fn one_run(
+    plan: &Plan,
+    spec: &RunSpec,
+    id: usize,
+    tmp: &Path,
+    pair: Option<&Pair>,
+) -> Result<(Outcome, Vec<components::ToolCount>)> {
+    let settings = plan.settings(spec);
+    let work = tmp.join(format!("run-{id}"));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    // The instrumented sender and the in-line sink report to files of
+    // their own (deleted with the run): the plan's collect server gets
+    // the samples.
+    let file = |name: &str| format!("file:{}", work.join(name).display());
+    let result = components::attach(&settings, pair, &file("inline.omsp"), &work.join("capture"))
+        .and_then(|attached| {
+            let outcome = udp::run(
+                &settings,
+                plan.seconds,
+                plan.interval,
+                &file("sender.omsp"),
+                pair,
+            );
+            let tools = attached.stop();
+            Ok((outcome?, tools?))
+        });
+    let _ = std::fs::remove_dir_all(&work);
+    result
 }
 
 fn append(path: &Path, header: &str) -> Result<File> {
@@ -178,6 +235,7 @@ fn responses(plan: &Plan, o: &Outcome) -> Result<Vec<String>> {
             Ok(match r.as_str() {
                 "recv_pps" => format!("{:.3}", rate(|s| s.received, r)?),
                 "sent_pps" => format!("{:.3}", rate(|s| s.sent, r)?),
+                "if_rx_pps" => format!("{:.3}", rate(|s| s.if_rx, r)?),
                 "loss" => {
                     if o.sent == 0 {
                         bail!("the sender sent nothing");
@@ -206,6 +264,7 @@ impl SampleStream {
                 ("t", OmlType::Double),
                 ("received", OmlType::UInt64),
                 ("sent", OmlType::UInt64),
+                ("if_rx", OmlType::UInt64),
             ],
         )?;
         client
@@ -220,6 +279,7 @@ impl SampleStream {
             ValueRef::Double(s.t),
             ValueRef::UInt64(s.received),
             ValueRef::UInt64(s.sent),
+            ValueRef::UInt64(s.if_rx),
         ])?;
         Ok(())
     }

@@ -1,6 +1,8 @@
-//! The UDP workload: a sender paced at a set rate over loopback, reporting
-//! every packet through our Rust client or not, and an uninstrumented
-//! receiver whose count is the independent response.
+//! The UDP workload: a sender paced at a set rate, reporting every packet
+//! through our Rust client or not, and an uninstrumented receiver whose
+//! count is the independent response; over loopback, or from the sender's
+//! namespace to the receiver's over the veth pair, where the receiving
+//! interface's kernel counter is sampled too.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -11,31 +13,49 @@ use anyhow::{bail, Context, Result};
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 
-use super::plan::Settings;
+use crate::interrupt;
+use crate::plan::Settings;
+use crate::veth::{self, Netns, Pair};
 
-/// A sample: seconds since the run started, and the two counters then.
+/// A sample: seconds since the run started, and the counters then.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
+    /// Seconds since the senders started.
     pub t: f64,
+    /// Datagrams the receiver socket got.
     pub received: u64,
+    /// Datagrams the senders sent.
     pub sent: u64,
+    /// The receiving interface's rx_packets since the run started (veth only, else 0).
+    pub if_rx: u64,
 }
 
 /// What one run measured.
 #[derive(Debug)]
 pub struct Outcome {
+    /// Every `interval`, from 0 to the run's length.
     pub samples: Vec<Sample>,
+    /// Datagrams sent in the whole run.
     pub sent: u64,
+    /// Datagrams received in the whole run (after a drain).
     pub received: u64,
 }
 
-/// Sends for `seconds` at `s.rate`, sampling both counters every
-/// `interval`; `report` is where an instrumented flavour reports
-/// (an --oml-collect URI).
-pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Outcome> {
-    let rx = UdpSocket::bind("127.0.0.1:0").context("binding the receiver on loopback")?;
-    rx.set_read_timeout(Some(Duration::from_millis(20)))?;
-    let addr = rx.local_addr()?;
+/// How long the receiver may still drain its socket after the senders stop.
+const DRAIN: Duration = Duration::from_millis(100);
+
+/// Sends for `seconds` at `s.rate`, sampling the counters every
+/// `interval`; `report` is where an instrumented flavour reports (an
+/// --oml-collect URI); `net` the veth pair, or loopback when None.
+pub fn run(
+    s: &Settings,
+    seconds: f64,
+    interval: f64,
+    report: &str,
+    net: Option<&Pair>,
+) -> Result<Outcome> {
+    let rx_ns = net.map(|p| p.rx.try_clone()).transpose()?;
+    let (rx, addr) = receiver_socket(rx_ns.as_ref())?;
     let received = Arc::new(AtomicU64::new(0));
     let sent = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -58,32 +78,42 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
         "filtered" => Some(start_client(report, Some(100))?),
         other => bail!("unknown flavour {other}"),
     };
+    // The interface counter is read from a thread inside the receiver's
+    // namespace: the sampler.
+    let if_rx0 = rx_ns.as_ref().map(interface_count).transpose()?;
+    let halt = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
     // `threads` senders, each with its own socket and an even share of
     // the set rate; instrumented ones share one measurement point (the
     // client gives each injecting thread a queue of its own).
     let mut senders = Vec::new();
     for _ in 0..s.threads {
-        let (settings, count) = (s.clone(), Arc::clone(&sent));
+        let (settings, count, halt) = (s.clone(), Arc::clone(&sent), Arc::clone(&halt));
         let mp = instrument.as_ref().map(|(_, mp)| mp.clone());
+        let ns = net.map(|p| p.tx.try_clone()).transpose()?;
         senders.push(
             std::thread::Builder::new()
                 .name("sg-observe-tx".into())
-                .spawn(move || send(&settings, addr, seconds, mp.as_ref(), &count))?,
+                .spawn(move || {
+                    if let Some(ns) = ns {
+                        ns.enter()?;
+                    }
+                    send(&settings, addr, seconds, mp.as_ref(), &count, &halt)
+                })?,
         );
     }
-    let mut samples = Vec::new();
-    let mut next = 0.0;
-    while next <= seconds + 1e-9 {
-        let wait = Duration::from_secs_f64(next).saturating_sub(t0.elapsed());
-        std::thread::sleep(wait);
-        samples.push(Sample {
-            t: t0.elapsed().as_secs_f64(),
-            received: received.load(Ordering::Relaxed),
-            sent: sent.load(Ordering::Relaxed),
-        });
-        next += interval;
-    }
+    let samples = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                if let Some(ns) = &rx_ns {
+                    ns.enter()?;
+                }
+                sample(t0, seconds, interval, &received, &sent, if_rx0, &halt)
+            })
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    halt.store(true, Ordering::Relaxed);
     let result: Result<Vec<()>> = senders
         .into_iter()
         .map(|h| {
@@ -92,7 +122,7 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
         })
         .collect();
     // Let the receiver drain what is still in its socket buffer.
-    std::thread::sleep(Duration::from_millis(100));
+    std::thread::sleep(DRAIN);
     stop.store(true, Ordering::Relaxed);
     let _ = receiver.join();
     if let Some((client, _)) = instrument {
@@ -101,11 +131,84 @@ pub fn run(s: &Settings, seconds: f64, interval: f64, report: &str) -> Result<Ou
             .context("closing the instrumented sender's client")?;
     }
     result?;
+    let samples = samples?;
+    if interrupt::interrupted() {
+        bail!("interrupted");
+    }
     Ok(Outcome {
         samples,
         sent: sent.load(Ordering::Relaxed),
         received: received.load(Ordering::Relaxed),
     })
+}
+
+/// The receiver's socket (bound inside the receiver's namespace on veth)
+/// and the address the senders send to.
+fn receiver_socket(ns: Option<&Netns>) -> Result<(UdpSocket, SocketAddr)> {
+    let bind = |at: SocketAddr| -> Result<(UdpSocket, SocketAddr)> {
+        let rx = UdpSocket::bind(at).with_context(|| format!("binding the receiver on {at}"))?;
+        rx.set_read_timeout(Some(Duration::from_millis(20)))?;
+        let addr = rx.local_addr()?;
+        Ok((rx, addr))
+    };
+    match ns {
+        None => bind(SocketAddr::from(([127, 0, 0, 1], 0))),
+        // A socket stays in the namespace it was made in, whichever
+        // thread uses it later.
+        Some(ns) => std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    ns.enter()?;
+                    bind(veth::rx_socket(0))
+                })
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        }),
+    }
+}
+
+/// The receiving interface's rx_packets, read in its namespace.
+fn interface_count(ns: &Netns) -> Result<u64> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                ns.enter()?;
+                veth::rx_packets(veth::RX_IF)
+            })
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+/// Samples the counters every `interval` until `seconds` (or an interrupt).
+fn sample(
+    t0: Instant,
+    seconds: f64,
+    interval: f64,
+    received: &AtomicU64,
+    sent: &AtomicU64,
+    if_rx0: Option<u64>,
+    halt: &AtomicBool,
+) -> Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    let mut next = 0.0;
+    while next <= seconds + 1e-9 && !interrupt::interrupted() {
+        let wait = Duration::from_secs_f64(next).saturating_sub(t0.elapsed());
+        std::thread::sleep(wait);
+        let if_rx = match if_rx0 {
+            Some(base) => veth::rx_packets(veth::RX_IF)? - base,
+            None => 0,
+        };
+        samples.push(Sample {
+            t: t0.elapsed().as_secs_f64(),
+            received: received.load(Ordering::Relaxed),
+            sent: sent.load(Ordering::Relaxed),
+            if_rx,
+        });
+        next += interval;
+    }
+    halt.store(true, Ordering::Relaxed);
+    Ok(samples)
 }
 
 fn send(
@@ -114,8 +217,14 @@ fn send(
     seconds: f64,
     mp: Option<&Mp>,
     count: &AtomicU64,
+    halt: &AtomicBool,
 ) -> Result<()> {
-    let sock = UdpSocket::bind("127.0.0.1:0").context("binding the sender")?;
+    let any = if to.is_ipv6() {
+        SocketAddr::from(([0u16; 8], 0))
+    } else {
+        SocketAddr::from(([127, 0, 0, 1], 0))
+    };
+    let sock = UdpSocket::bind(any).context("binding the sender")?;
     sock.connect(to)?;
     let mut payload = vec![0u8; s.size];
     let size = s.size as u32;
@@ -123,10 +232,10 @@ fn send(
     let t0 = Instant::now();
     let mut seq = 0u64;
     loop {
-        // Clock and pacing are checked every 16 packets in every flavour.
+        // Clock, pacing and the stop flag are checked every 16 packets in every flavour.
         if seq.is_multiple_of(16) {
             let now = t0.elapsed();
-            if now >= length {
+            if now >= length || halt.load(Ordering::Relaxed) {
                 return Ok(());
             }
             if let Some(total) = s.rate {
