@@ -1,7 +1,8 @@
-//! `streamgauge inline bench` end to end (root: namespaces, tc, BPF): a
-//! short run with the calibration phases prints every phase with a rate,
-//! a ratio and, for attached phases, per-packet costs, and leaves no
-//! namespace or BPF statistics switch behind.
+//! `streamgauge inline bench` end to end (root: namespaces, tc, XDP, BPF):
+//! a short run with the calibration phases and both sink hooks prints
+//! every phase with a rate, ratios to *off* and *header only* and, for
+//! attached phases, per-packet costs, and leaves no namespace or BPF
+//! statistics switch behind.
 #![cfg(feature = "inline")]
 
 use std::process::{Command, Stdio};
@@ -27,6 +28,10 @@ fn a_short_calibrated_run_prints_every_phase() {
             "--calibrate",
             "--mode",
             "loss",
+            "--placement",
+            "same-core",
+            "--sink-hook",
+            "both",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -40,13 +45,14 @@ fn a_short_calibrated_run_prints_every_phase() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for phase in [
-        "off",
-        "empty programs",
-        "header only",
-        "every packet",
-        "one in 10",
-    ] {
+    let mut phases = vec!["off".to_owned()];
+    for hook in ["tc", "xdp"] {
+        for phase in ["empty programs", "header only", "every packet", "one in 10"] {
+            phases.push(format!("{phase} [{hook} sink]"));
+        }
+    }
+    phases.push("one in 10, per CPU [tc sink]".to_owned());
+    for phase in &phases {
         let row = stdout
             .lines()
             .find(|l| l.starts_with(&format!("| {phase} |")))
@@ -56,8 +62,10 @@ fn a_short_calibrated_run_prints_every_phase() {
         let ratio: f64 = cells[3].parse().unwrap();
         assert!(pps > 1000.0, "{row}");
         assert!(ratio > 0.2 && ratio < 5.0, "{row}");
+        let to_floor: f64 = cells[5].parse().unwrap();
+        assert!(to_floor > 0.2 && to_floor < 5.0, "{row}");
         if phase != "off" {
-            let (src, dst): (f64, f64) = (cells[5].parse().unwrap(), cells[6].parse().unwrap());
+            let (src, dst): (f64, f64) = (cells[7].parse().unwrap(), cells[8].parse().unwrap());
             assert!(src > 0.0 && src < 100_000.0, "{row}");
             assert!(dst > 0.0 && dst < 100_000.0, "{row}");
         }
