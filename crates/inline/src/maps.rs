@@ -191,7 +191,10 @@ impl ProgramMaps {
 }
 
 /// CLOCK_REALTIME − CLOCK_MONOTONIC in nanoseconds, sampled so that the two
-/// readings bracket each other as closely as possible.
+/// readings bracket each other as closely as possible. The source's map and
+/// the sink's record reader each take it on their own: 32 tries (a few µs
+/// with the vDSO) make it unlikely that a preemption spoils every one on a
+/// loaded machine and skews delays by as much.
 pub fn clock_offset_ns() -> u64 {
     use nix::time::{clock_gettime, ClockId};
     let mono_ns = || {
@@ -200,7 +203,7 @@ pub fn clock_offset_ns() -> u64 {
             .unwrap_or(0)
     };
     let mut best = (u64::MAX, 0u64);
-    for _ in 0..5 {
+    for _ in 0..32 {
         let a = mono_ns();
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
