@@ -226,7 +226,12 @@ static __always_inline void sg_record(const struct ipv6hdr *ip6, const __u8 *eh,
 			b->inited = 1;
 		}
 		b->armed = 1;
-		bpf_timer_start(&b->timer, SG_FLUSH_NS, BPF_F_TIMER_CPU_PIN);
+		if (bpf_timer_start(&b->timer, SG_FLUSH_NS, BPF_F_TIMER_CPU_PIN)) {
+			/* No pinned timers (Linux < 6.7): an unpinned callback
+			 * could race this CPU, so do without batching. */
+			b->armed = 0;
+			sg_flush(b, 0);
+		}
 	}
 }
 
