@@ -162,14 +162,16 @@ impl Readers {
                 while !stop.load(Ordering::Relaxed) {
                     let url = format!("{base}?after={after}");
                     let mut resumed = None;
-                    let r = follow(&url, |data| {
-                        match serde_json::from_str::<serde_json::Value>(data) {
-                            Ok(v) if v.get("resume_after").is_some() => {
-                                resumed = v["resume_after"].as_u64();
-                            }
-                            _ => {
-                                events.fetch_add(1, Ordering::Relaxed);
-                            }
+                    // Rows are counted, not parsed: the consumers stand for
+                    // browsers on other machines, whose parsing costs this
+                    // server nothing.
+                    let r = follow(&url, |event, data| {
+                        if event == "row" {
+                            events.fetch_add(1, Ordering::Relaxed);
+                        } else if event == "lagged" {
+                            resumed = serde_json::from_str::<serde_json::Value>(data)
+                                .ok()
+                                .and_then(|v| v["resume_after"].as_u64());
                         }
                         !stop.load(Ordering::Relaxed)
                     });
@@ -225,18 +227,23 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-/// Reads a tail's `data:` lines and hands each to `each` until it says stop.
-fn follow(url: &str, mut each: impl FnMut(&str) -> bool) -> Result<()> {
+/// Reads a tail's events and hands each one's type and `data:` line to
+/// `each` until it says stop.
+fn follow(url: &str, mut each: impl FnMut(&str, &str) -> bool) -> Result<()> {
     let response = agent().get(url).call()?;
     let mut reader = BufReader::new(response.into_body().into_reader());
     let mut line = String::new();
+    let mut event = String::new();
     loop {
         line.clear();
         if reader.read_line(&mut line)? == 0 {
             return Ok(());
         }
-        if let Some(data) = line.strip_prefix("data:") {
-            if !each(data.trim()) {
+        if let Some(name) = line.strip_prefix("event:") {
+            event.clear();
+            event.push_str(name.trim());
+        } else if let Some(data) = line.strip_prefix("data:") {
+            if !each(&event, data.trim()) {
                 return Ok(());
             }
         }
@@ -276,7 +283,7 @@ fn latency(args: &Options, addr: SocketAddr, http: SocketAddr) -> Result<()> {
     let url = format!("{info}/tail?after=1");
     let collector = std::thread::spawn(move || {
         let mut lags = Vec::with_capacity(total as usize);
-        let _ = follow(&url, |data| {
+        let _ = follow(&url, |_, data| {
             let arrived = now_secs();
             if let Some(sent) = serde_json::from_str::<serde_json::Value>(data)
                 .ok()

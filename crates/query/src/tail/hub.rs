@@ -4,8 +4,8 @@
 //! otherwise read every new row ten times and turn it into JSON ten times,
 //! on the cores that also store the rows. A [`Hub`] keeps one shared
 //! reader ([`Shared`]) per (domain, stream, request): it reads each new
-//! batch once, renders each row once, and broadcasts the batch to every
-//! subscriber. A subscriber that cannot keep up loses nothing: it notices
+//! batch once, renders it once as SSE text, and broadcasts that text to
+//! every subscriber. A subscriber that cannot keep up loses nothing: it notices
 //! the broadcast lag and falls back to reading on its own connection from
 //! where it is (see [`super::run`]), which is also how it catches up after
 //! joining.
@@ -20,14 +20,15 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::broadcast;
 
+use super::frames::Frames;
 use super::{round, Tail};
 use crate::state::QueryState;
 
 /// Batches a subscriber may fall behind before it reads on its own.
 const CAPACITY: usize = 64;
 
-/// Rows read together and rendered once: (`oml_tuple_id`, JSON object).
-pub type Batch = Arc<Vec<(i64, String)>>;
+/// Rows read together and rendered once as events.
+pub type Batch = Arc<Frames>;
 
 /// The shared readers, by request.
 #[derive(Default)]

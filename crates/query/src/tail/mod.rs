@@ -10,16 +10,15 @@
 //! Clients following the same request share one reader ([`hub`]): a
 //! client reads on its own connection only to catch up (after joining, or
 //! after falling behind the shared reader), then takes the shared
-//! reader's rendered batches.
+//! reader's batches, rendered once as SSE text ([`frames`]).
 //!
 //! [`CommitFeed`]: crate::CommitFeed
 
-use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Map, Value};
+use bytes::Bytes;
+use serde_json::json;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::auth::Caller;
@@ -32,14 +31,16 @@ use crate::request::RowsRequest;
 use crate::sql::Sql;
 use crate::state::QueryState;
 
+mod frames;
 mod hub;
+use frames::{Frames, FramesBuilder};
 pub use hub::Hub;
 use hub::Subscription;
 
 /// Rows read per round.
 const BATCH: u64 = 1000;
-/// Events queued towards the client.
-const QUEUE: usize = 256;
+/// Batches (of up to [`BATCH`] rows) queued towards the client.
+const QUEUE: usize = 4;
 
 /// What a tail needs between rounds.
 pub struct Tail {
@@ -79,13 +80,9 @@ pub async fn tail(
         stream,
         pairs,
     };
-    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(QUEUE);
+    let (tx, rx) = mpsc::channel::<Bytes>(QUEUE);
     tokio::spawn(run(state, domain, follow, tail, tx));
-    let stream =
-        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
-    Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response()
+    frames::response(rx)
 }
 
 /// Opens a connection for a tail of `stream`, positioned after `resume`
@@ -171,32 +168,35 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
         .unwrap_or(0))
 }
 
-/// One round: the rows after `t.last`, and how far behind the end we are.
-fn round(t: &mut Tail) -> Result<(Vec<(i64, String)>, i64), ExportError> {
+/// One round: the rows after `t.last` as events, and how far behind the
+/// end we are.
+fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
     t.req.after = Some(t.last);
     let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
     let cols: Vec<Column> = plan::selected(&t.req);
     let times = Timestamps::new(None);
-    let mut out = Vec::new();
+    let mut out = FramesBuilder::default();
     let int64_string = t.req.int64_string;
     let limit = t.req.limit.unwrap_or(BATCH) as usize;
+    let mut last = t.last;
     t.src.run(&sql, &cols, |cells| {
         if out.len() < limit {
             if let Cell::Int(id) = cells[0] {
-                let mut m = Map::new();
-                for (c, v) in cols[1..].iter().zip(&cells[1..]) {
-                    m.insert(c.name.clone(), api_value(v, c.kind, times, int64_string));
-                }
-                out.push((id, Value::Object(m).to_string()));
+                let fields = cols[1..].iter().zip(&cells[1..]);
+                out.row(
+                    id,
+                    fields.map(|(c, v)| {
+                        (c.name.as_str(), api_value(v, c.kind, times, int64_string))
+                    }),
+                );
+                last = id;
             }
         }
         Ok(())
     })?;
-    if let Some((id, _)) = out.last() {
-        t.last = *id;
-    }
+    t.last = last;
     let end = max_id(&mut t.src, &t.table)?;
-    Ok((out, end - t.last))
+    Ok((out.finish(), end - t.last))
 }
 
 async fn run(
@@ -204,7 +204,7 @@ async fn run(
     domain: String,
     follow: Follow,
     mut t: Tail,
-    tx: mpsc::Sender<Result<Event, Infallible>>,
+    tx: mpsc::Sender<Bytes>,
 ) {
     let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
     loop {
@@ -229,15 +229,13 @@ async fn run(
                 Ok(x) => x,
                 Err(e) => {
                     let data = json!({"code": "database_error", "message": e.to_string()});
-                    let _ = tx
-                        .send(Ok(Event::default().event("error").data(data.to_string())))
-                        .await;
+                    let _ = tx.send(frames::event("error", &data)).await;
                     return;
                 }
             };
             let full = rows.len() as u64 >= BATCH;
-            for (id, row) in rows {
-                if !send_row(&tx, id, &row).await {
+            if let Some((text, _)) = rows.after(i64::MIN) {
+                if tx.send(text).await.is_err() {
                     return; // The client went away.
                 }
             }
@@ -247,9 +245,7 @@ async fn run(
                     "message": format!("this client is {lag} rows behind (more than {}): fetch the gap with GET …/rows?after={} and tail again", state.max_lag, t.last),
                     "resume_after": t.last,
                 });
-                let _ = tx
-                    .send(Ok(Event::default().event("lagged").data(data.to_string())))
-                    .await;
+                let _ = tx.send(frames::event("lagged", &data)).await;
                 return;
             }
             if full {
@@ -270,15 +266,13 @@ async fn run(
         loop {
             match sub.recv().await {
                 Ok(batch) => {
-                    for (id, row) in batch.iter() {
-                        if *id <= t.last {
-                            continue;
-                        }
-                        if !send_row(&tx, *id, row).await {
-                            return;
-                        }
-                        t.last = *id;
+                    let Some((text, last)) = batch.after(t.last) else {
+                        continue; // Read while catching up.
+                    };
+                    if tx.send(text).await.is_err() {
+                        return; // The client went away.
                     }
+                    t.last = last;
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => break,
                 Err(broadcast::error::RecvError::Closed) => {
@@ -302,12 +296,6 @@ async fn join(state: &QueryState, domain: &str, f: &Follow) -> Result<Subscripti
     Ok(state
         .tails
         .start(f.key.clone(), state.clone(), domain.to_owned(), reader))
-}
-
-/// Sends one row event; false once the client has gone.
-async fn send_row(tx: &mpsc::Sender<Result<Event, Infallible>>, id: i64, row: &str) -> bool {
-    let ev = Event::default().event("row").id(id.to_string()).data(row);
-    tx.send(Ok(ev)).await.is_ok()
 }
 
 /// Waits for the domain's next commit (or the poll period without a
