@@ -16,7 +16,12 @@ fn main() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_else(|_| "x86_64".to_owned());
     let multiarch = format!("/usr/include/{arch}-linux-gnu");
     println!("cargo:rerun-if-env-changed=CLANG");
-    for entry in ["bpf/sg_inline.h", "bpf/sg_maps.h", "bpf/sg_xdp.h"] {
+    for entry in [
+        "bpf/sg_inline.h",
+        "bpf/sg_maps.h",
+        "bpf/sg_xdp.h",
+        "bpf/sg_flow.h",
+    ] {
         println!("cargo:rerun-if-changed={entry}");
     }
     for prog in PROGRAMS {

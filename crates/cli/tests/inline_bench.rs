@@ -1,8 +1,9 @@
 //! `streamgauge inline bench` end to end (root: namespaces, tc, XDP, BPF):
 //! a short run with the calibration phases and both sink hooks prints
-//! every phase with a rate, ratios to *off* and *header only* and, for
-//! attached phases, per-packet costs, and leaves no namespace or BPF
-//! statistics switch behind.
+//! every phase with a rate, ratios to *off*, *header only* and
+//! *measurement floor* and, for attached phases, per-packet costs (for
+//! *every packet* also the cost above the measurement floor), and leaves
+//! no namespace or BPF statistics switch behind.
 #![cfg(feature = "inline")]
 
 use std::process::{Command, Stdio};
@@ -47,7 +48,13 @@ fn a_short_calibrated_run_prints_every_phase() {
     );
     let mut phases = vec!["off".to_owned()];
     for hook in ["tc", "xdp"] {
-        for phase in ["empty programs", "header only", "every packet", "one in 10"] {
+        for phase in [
+            "empty programs",
+            "header only",
+            "measurement floor",
+            "every packet",
+            "one in 10",
+        ] {
             phases.push(format!("{phase} [{hook} sink]"));
         }
     }
@@ -64,16 +71,30 @@ fn a_short_calibrated_run_prints_every_phase() {
         assert!(ratio > 0.2 && ratio < 5.0, "{row}");
         let to_floor: f64 = cells[5].parse().unwrap();
         assert!(to_floor > 0.2 && to_floor < 5.0, "{row}");
+        let to_mfloor: f64 = cells[11].parse().unwrap();
+        assert!(to_mfloor > 0.2 && to_mfloor < 5.0, "{row}");
         if phase != "off" {
             let (src, dst): (f64, f64) = (cells[7].parse().unwrap(), cells[8].parse().unwrap());
             assert!(src > 0.0 && src < 100_000.0, "{row}");
             assert!(dst > 0.0 && dst < 100_000.0, "{row}");
+        }
+        // Our code's own cost: every packet only, and a difference of two
+        // noisy short samples, so only its presence and scale.
+        if phase.starts_with("every packet") {
+            let (src, dst): (f64, f64) = (cells[13].parse().unwrap(), cells[14].parse().unwrap());
+            assert!(src.abs() < 100_000.0 && dst.abs() < 100_000.0, "{row}");
+        } else {
+            assert!(cells[13].is_empty() && cells[14].is_empty(), "{row}");
         }
     }
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let ours = format!("sgb{pid}-");
     let listed = String::from_utf8_lossy(&netns.stdout);
     assert!(!listed.contains(&ours), "namespaces left behind:\n{listed}");
+    assert!(
+        !stdout.contains("ring buffer was full"),
+        "the measurement floor dropped records:\n{stdout}"
+    );
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap();
     assert_eq!(stats_before, stats_after, "bpf_stats_enabled not restored");
 }

@@ -8,7 +8,22 @@
  *   a sink at XDP): insert an 8-byte Destination Options
  *   header (our loss layout, sequence 0) on egress and remove it on ingress,
  *   with the same helpers as sg_source/sg_sink but no filter, flow table,
- *   clock or ring buffer: the cost of carrying a header at all. */
+ *   clock or ring buffer: the cost of carrying a header at all.
+ * - sg_mfloor_push / sg_mfloor_pop (and sg_mfloor_pop_xdp): the
+ *   "measurement floor", the header-only pair plus the kernel work an exact
+ *   per-flow loss measurement cannot avoid, and none of our logic (no
+ *   filter, configuration, counters, sampling, flow expiry, timer, or
+ *   parsing of other layouts). Source: one lookup of the flow's 8-byte key
+ *   (the same five-tuple hash as sg_source) in an LRU hash map, an insert
+ *   if missing, and an atomic increment of the flow's sequence number,
+ *   written into the header. Sink: the arrival time (the clock sg_sink
+ *   reads for this layout: the coarse one), a record of struct sg_record's
+ *   size and contents in a per-CPU batch, and one bpf_ringbuf_output per
+ *   SG_BATCH records, waking the reader once per SG_WAKE_BATCHES batches
+ *   as sg_sink does. The ring is drained by the same reader as the real
+ *   sink's (crates/inline/src/calibration.rs); a failed output is counted
+ *   in sg_mfloor_drops so that a full ring, which would make the
+ *   phase cheaper, shows. */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <linux/if_ether.h>
@@ -17,6 +32,7 @@
 #include <bpf/bpf_endian.h>
 #include "sg_inline.h"
 #include "sg_xdp.h"
+#include "sg_flow.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -94,5 +110,175 @@ int sg_floor_pop_xdp(struct xdp_md *ctx)
 	__u8 *eh = sg_xdp_dest_opts(ctx);
 	if (!eh || eh[1] != 0 || eh[2] != SG_FLOOR_TYPE)
 		return XDP_PASS;
+	return sg_xdp_strip(ctx, 8, eh[0]) == -2 ? XDP_DROP : XDP_PASS;
+}
+
+/* ---- Measurement floor ---- */
+
+/* As in sg_sink.c. */
+#define SG_WAKE_BATCHES 64
+
+struct sg_mfloor_seq {
+	__u32 seq;
+	__u32 _pad;
+};
+
+/* Per-flow sequence numbers, keyed as sg_source's sg_flows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1000);
+	__type(key, __u64);
+	__type(value, struct sg_mfloor_seq);
+} sg_mfloor_flows SEC(".maps");
+
+/* Records to the reader; the loader sets max_entries as the agent does. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} sg_mfloor_records SEC(".maps");
+
+struct sg_mfloor_batch {
+	__u32 n;
+	__u32 _pad;
+	__u64 batches;
+	struct sg_record recs[SG_BATCH];
+};
+
+/* This CPU's pending records (no timer: a partial batch waits for the
+ * next packets, which is all a calibration phase needs). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sg_mfloor_batch);
+} sg_mfloor_batches SEC(".maps");
+
+/* Records whose bpf_ringbuf_output failed (ring full); touched only then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sg_mfloor_drops SEC(".maps");
+
+SEC("tc")
+int sg_mfloor_push(struct __sk_buff *skb)
+{
+	if (skb->protocol != bpf_htons(ETH_P_IPV6))
+		return SG_PASS;
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	if (data + SG_EH_OFF + 4 > data_end)
+		return SG_PASS;
+	struct ipv6hdr *ip6 = data + SG_ETH_HLEN;
+	__u8 nh = ip6->nexthdr;
+	__u16 plen = bpf_ntohs(ip6->payload_len);
+	if ((nh != 17 && nh != 6) || plen == 0)
+		return SG_PASS;
+	const __u32 *ports = data + SG_EH_OFF;
+	__u64 key = sg_flow_hash((const __u32 *)&ip6->saddr, (const __u32 *)&ip6->daddr, bpf_ntohl(*ports), nh);
+	struct sg_mfloor_seq *st = bpf_map_lookup_elem(&sg_mfloor_flows, &key);
+	if (!st) {
+		struct sg_mfloor_seq fresh = {};
+		bpf_map_update_elem(&sg_mfloor_flows, &key, &fresh, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sg_mfloor_flows, &key);
+		if (!st)
+			return SG_PASS;
+	}
+	if (bpf_skb_adjust_room(skb, 8, BPF_ADJ_ROOM_NET, 0))
+		return SG_PASS;
+	__u32 seq = bpf_htonl(__sync_fetch_and_add(&st->seq, 1));
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (data + SG_EH_OFF + 8 > data_end)
+		return TC_ACT_SHOT;
+	ip6 = data + SG_ETH_HLEN;
+	ip6->payload_len = bpf_htons(plen + 8);
+	ip6->nexthdr = SG_NEXTHDR_DEST;
+	__u8 *eh = data + SG_EH_OFF;
+	eh[0] = nh;
+	eh[1] = 0;
+	eh[2] = SG_FLOOR_TYPE;
+	eh[3] = 4;
+	__builtin_memcpy(eh + 4, &seq, 4);
+	return SG_PASS;
+}
+
+/* Record the packet whose 8-byte header `eh` (readable, with the IPv6
+ * header in front of it) the sink is about to remove. */
+static __always_inline void sg_mfloor_record(const __u8 *eh, const void *data_end)
+{
+	__u64 now = bpf_ktime_get_coarse_ns();
+	__u32 zero = 0;
+	struct sg_mfloor_batch *b = bpf_map_lookup_elem(&sg_mfloor_batches, &zero);
+	if (!b)
+		return;
+	__u32 n = b->n;
+	if (n >= SG_BATCH)
+		n = 0;
+	const struct ipv6hdr *ip6 = (const void *)eh - SG_IP6_HLEN;
+	struct sg_record *r = &b->recs[n];
+	__builtin_memcpy(r->flow.src, &ip6->saddr, 16);
+	__builtin_memcpy(r->flow.dst, &ip6->daddr, 16);
+	r->flow.sport = 0;
+	r->flow.dport = 0;
+	r->flow.proto = eh[0];
+	r->flow._pad[0] = r->flow._pad[1] = r->flow._pad[2] = 0;
+	const __u16 *ports = (const void *)eh + 8;
+	if ((void *)(ports + 2) <= data_end) {
+		r->flow.sport = bpf_ntohs(ports[0]);
+		r->flow.dport = bpf_ntohs(ports[1]);
+	}
+	__u32 seq;
+	__builtin_memcpy(&seq, eh + 4, 4);
+	r->seq = bpf_ntohl(seq);
+	r->kind = SG_MODE_LOSS | SG_KIND_MONO_DST;
+	r->_pad[0] = r->_pad[1] = r->_pad[2] = 0;
+	r->src_ts = 0;
+	r->dst_ts = now;
+	if (n + 1 < SG_BATCH) {
+		b->n = n + 1;
+		return;
+	}
+	b->n = 0;
+	b->batches += 1;
+	__u64 flags = b->batches % SG_WAKE_BATCHES == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&sg_mfloor_records, b->recs, sizeof(b->recs), flags)) {
+		__u64 *drops = bpf_map_lookup_elem(&sg_mfloor_drops, &zero);
+		if (drops)
+			__sync_fetch_and_add(drops, SG_BATCH);
+	}
+}
+
+SEC("tc")
+int sg_mfloor_pop(struct __sk_buff *skb)
+{
+	if (skb->protocol != bpf_htons(ETH_P_IPV6))
+		return SG_PASS;
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	if (data + SG_EH_OFF + 8 > data_end)
+		return SG_PASS;
+	struct ipv6hdr *ip6 = data + SG_ETH_HLEN;
+	__u8 *eh = data + SG_EH_OFF;
+	if (ip6->nexthdr != SG_NEXTHDR_DEST || eh[1] != 0 || eh[2] != SG_FLOOR_TYPE)
+		return SG_PASS;
+	sg_mfloor_record(eh, data_end);
+	struct {
+		__be16 plen;
+		__u8 nexthdr;
+	} __attribute__((packed)) fix = { bpf_htons(bpf_ntohs(ip6->payload_len) - 8), eh[0] };
+	if (!bpf_skb_store_bytes(skb, SG_ETH_HLEN + 4, &fix, 3, BPF_F_RECOMPUTE_CSUM))
+		bpf_skb_adjust_room(skb, -8, BPF_ADJ_ROOM_NET, 0);
+	return SG_PASS;
+}
+
+SEC("xdp.frags")
+int sg_mfloor_pop_xdp(struct xdp_md *ctx)
+{
+	__u8 *eh = sg_xdp_dest_opts(ctx);
+	if (!eh || eh[1] != 0 || eh[2] != SG_FLOOR_TYPE)
+		return XDP_PASS;
+	sg_mfloor_record(eh, (void *)(long)ctx->data_end);
 	return sg_xdp_strip(ctx, 8, eh[0]) == -2 ? XDP_DROP : XDP_PASS;
 }

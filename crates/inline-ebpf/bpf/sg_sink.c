@@ -12,6 +12,8 @@
  *
  * Records are cheap on purpose (docs/benchmarks.md, "In-line"): the clock is
  * read once (CLOCK_MONOTONIC; the agent converts it to wall-clock NTP time),
+ * and only with a delay option (loss and PDM records, whose arrival time
+ * nothing is computed from, take CLOCK_MONOTONIC_COARSE, the last tick),
  * records are batched per CPU and pushed SG_BATCH at a time with one
  * bpf_ringbuf_output, and the record/marked counters move once per batch. */
 #include <linux/bpf.h>
@@ -183,7 +185,10 @@ static __always_inline int sg_parse(const __u8 *eh, const void *data_end, const 
 static __always_inline void sg_record(const struct ipv6hdr *ip6, const __u8 *eh, const void *data_end,
 				      const struct sg_mark *m)
 {
-	__u64 now = bpf_ktime_get_ns();
+	/* Only a delay is computed from the arrival time: records without a
+	 * delay option (loss, PDM) take the coarse monotonic clock (the last
+	 * tick, same base; no clock read), the others the precise one. */
+	__u64 now = (m->kind & SG_MODE_DELAY) ? bpf_ktime_get_ns() : bpf_ktime_get_coarse_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sg_batch *b = bpf_map_lookup_elem(&sg_batches, &cpu);
 	if (!b) {

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "sg_maps.h"
+#include "sg_flow.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -26,25 +27,6 @@ struct {
 	__type(key, __u64);
 	__type(value, struct sg_flow_state);
 } sg_flows SEC(".maps");
-
-/* Mix one 64-bit word into the flow hash (multiply-xorshift, as in
- * splitmix64's finaliser). */
-static __always_inline __u64 sg_mix(__u64 h, __u64 w)
-{
-	h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 31);
-}
-
-static __always_inline __u64 sg_flow_hash(const __u32 *s, const __u32 *d, __u32 ports, __u8 proto)
-{
-	__u64 h = 0x9e3779b97f4a7c15ULL ^ proto;
-	h = sg_mix(h, ((__u64)s[0] << 32) | s[1]);
-	h = sg_mix(h, ((__u64)s[2] << 32) | s[3]);
-	h = sg_mix(h, ((__u64)d[0] << 32) | d[1]);
-	h = sg_mix(h, ((__u64)d[2] << 32) | d[3]);
-	h = sg_mix(h, ports);
-	return h * 0x94d049bb133111ebULL;
-}
 
 /* Per-CPU sampling (sampling = cpu): packets this CPU still skips before
  * the next instrumented one. Only this CPU touches its slot: no atomics. */

@@ -19,7 +19,9 @@ pub static SOURCE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_source.o
 pub static SINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_sink.o"));
 
 /// ELF object holding the benchmark's calibration programs: `sg_empty`
-/// (returns at once) and `sg_floor_push`/`sg_floor_pop` (carry an 8-byte
-/// header without measuring anything), plus `sg_empty_xdp` and
-/// `sg_floor_pop_xdp` for a sink at XDP.
+/// (returns at once), `sg_floor_push`/`sg_floor_pop` (carry an 8-byte
+/// header without measuring anything) and `sg_mfloor_push`/`sg_mfloor_pop`
+/// (the measurement floor: that header plus the kernel work exact per-flow
+/// loss needs, none of the real programs' logic), plus `sg_empty_xdp`,
+/// `sg_floor_pop_xdp` and `sg_mfloor_pop_xdp` for a sink at XDP.
 pub static FLOOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_floor.o"));

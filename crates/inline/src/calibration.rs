@@ -1,16 +1,20 @@
 //! The benchmark's calibration programs ([`inline_ebpf::FLOOR`]): attached
-//! in place of the real ones, they show what the hook alone and carrying a
-//! header alone cost on this machine, in the same run as the measurements.
+//! in place of the real ones, they show what the hook alone, carrying a
+//! header alone, and the kernel work any exact per-flow loss measurement
+//! needs cost on this machine, in the same run as the measurements.
 //! Through tcx (they exist to compare against tcx-attached programs), or at
 //! XDP for the sink side ([`CalibrationProgram::attach_at`]).
 
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use libbpf_rs::ObjectBuilder;
+use libbpf_rs::{MapCore, MapFlags, MapHandle, ObjectBuilder};
 
 use crate::error::ProgramError;
 use crate::maps::RunStats;
-use crate::program::{ifindex, Role, SinkHook};
+use crate::program::{ifindex, LoadOptions, Role, SinkHook};
 use crate::tcx;
 use crate::xdp;
 
@@ -21,6 +25,16 @@ pub enum Calibration {
     Empty,
     /// Inserts (source) or removes (sink) an 8-byte header, nothing else.
     Floor,
+    /// The measurement floor: [`Calibration::Floor`] plus the kernel work an
+    /// exact per-flow loss measurement cannot avoid, without any of the
+    /// real programs' logic. The source looks the flow's 8-byte key up in
+    /// an LRU hash map (inserting it if missing) and writes the flow's
+    /// atomically incremented sequence number into the header (the loss
+    /// layout); the sink reads the clock the real sink reads for that
+    /// layout, writes a record into a per-CPU batch and pushes every full
+    /// batch into a ring buffer, which a thread drains with the real
+    /// sink's reader.
+    MeasurementFloor,
 }
 
 impl Calibration {
@@ -28,11 +42,23 @@ impl Calibration {
         match (self, role, at_xdp) {
             (Calibration::Empty, Role::Sink, true) => "sg_empty_xdp",
             (Calibration::Floor, Role::Sink, true) => "sg_floor_pop_xdp",
+            (Calibration::MeasurementFloor, Role::Sink, true) => "sg_mfloor_pop_xdp",
             (Calibration::Empty, _, _) => "sg_empty",
             (Calibration::Floor, Role::Source, _) => "sg_floor_push",
             (Calibration::Floor, Role::Sink, _) => "sg_floor_pop",
+            (Calibration::MeasurementFloor, Role::Source, _) => "sg_mfloor_push",
+            (Calibration::MeasurementFloor, Role::Sink, _) => "sg_mfloor_pop",
         }
     }
+}
+
+/// The thread draining the measurement floor's ring buffer.
+#[derive(Debug)]
+struct Drain {
+    stop: Arc<AtomicBool>,
+    records: Arc<AtomicU64>,
+    drops: MapHandle,
+    thread: Option<JoinHandle<Result<u64, ProgramError>>>,
 }
 
 /// A calibration program attached through a tcx or XDP link; detached on drop.
@@ -40,6 +66,7 @@ impl Calibration {
 pub struct CalibrationProgram {
     prog_id: u32,
     link: OwnedFd,
+    drain: Option<Drain>,
     _object: libbpf_rs::Object,
 }
 
@@ -71,11 +98,22 @@ impl CalibrationProgram {
             source: libbpf_rs::Error::from(e),
         };
         let idx = ifindex(ifname)?;
-        let object = ObjectBuilder::default()
+        let mut open = ObjectBuilder::default()
             .open_memory(inline_ebpf::FLOOR)
-            .map_err(load_err)?
-            .load()
             .map_err(load_err)?;
+        for mut map in open.maps_mut() {
+            if map.name() == "sg_mfloor_records" {
+                // The real sink's ring size.
+                map.set_max_entries(LoadOptions::default().ring_bytes)
+                    .map_err(load_err)?;
+            }
+        }
+        // Load only the program in use.
+        for mut prog in open.progs_mut() {
+            let used = prog.name() == program;
+            prog.set_autoload(used);
+        }
+        let object = open.load().map_err(load_err)?;
         let prog = object
             .progs()
             .find(|p| p.name() == program)
@@ -91,11 +129,33 @@ impl CalibrationProgram {
         }
         .map_err(attach_err)?;
         let prog_id = tcx::program_id(prog.as_fd()).map_err(attach_err)?;
+        let drain = if kind == Calibration::MeasurementFloor && role == Role::Sink {
+            Some(Drain::start(&object)?)
+        } else {
+            None
+        };
         Ok(CalibrationProgram {
             prog_id,
             link,
+            drain,
             _object: object,
         })
+    }
+
+    /// Records the measurement floor's sink has pushed into its ring
+    /// buffer and the reader has read so far (`None` for other programs).
+    /// A partial batch stays in the program until the next packets.
+    pub fn records_read(&self) -> Option<u64> {
+        Some(self.drain.as_ref()?.records.load(Ordering::Relaxed))
+    }
+
+    /// Records the measurement floor's sink could not push because its
+    /// ring buffer was full (`None` for other programs, or if unreadable).
+    /// A phase with drops did less work than a measurement needs.
+    pub fn ring_drops(&self) -> Option<u64> {
+        let d = self.drain.as_ref()?;
+        let v = d.drops.lookup(&0u32.to_ne_bytes(), MapFlags::ANY).ok()??;
+        Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?))
     }
 
     /// Run-time statistics (needs `kernel.bpf_stats_enabled=1`).
@@ -107,5 +167,49 @@ impl CalibrationProgram {
 impl Drop for CalibrationProgram {
     fn drop(&mut self) {
         let _ = tcx::detach(self.link.as_fd());
+        if let Some(mut d) = self.drain.take() {
+            d.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = d.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drain {
+    fn start(object: &libbpf_rs::Object) -> Result<Drain, ProgramError> {
+        let handle = |name: &'static str| {
+            let map_err = |source| ProgramError::Map { map: name, source };
+            let map = object.maps().find(|m| m.name() == name).ok_or_else(|| {
+                map_err(libbpf_rs::Error::from_raw_os_error(
+                    nix::errno::Errno::ENOENT as i32,
+                ))
+            })?;
+            MapHandle::try_from(&map).map_err(map_err)
+        };
+        let ring = handle("sg_mfloor_records")?;
+        let drops = handle("sg_mfloor_drops")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let records = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, records) = (stop.clone(), records.clone());
+            std::thread::Builder::new()
+                .name("sg-floor-records".into())
+                .spawn(move || {
+                    crate::reader::run(&ring, &stop, |_| {
+                        records.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+                .map_err(|source| ProgramError::Io {
+                    what: "spawn record thread",
+                    source,
+                })?
+        };
+        Ok(Drain {
+            stop,
+            records,
+            drops,
+            thread: Some(thread),
+        })
     }
 }

@@ -93,7 +93,9 @@ pub struct Measurement {
     pub seq: Option<u32>,
     /// Source timestamp (delay option), if present.
     pub src_ts: Option<NtpTime>,
-    /// Arrival time at the sink.
+    /// Arrival time at the sink: precise with a delay option; without
+    /// one (loss, PDM) the kernel's coarse clock, resolution one tick
+    /// (1–10 ms; spec/inline.md, section 7).
     pub dst_ts: NtpTime,
     /// Whether the sequence number is PDM's 16-bit one (wraps at 65536).
     pub pdm: bool,

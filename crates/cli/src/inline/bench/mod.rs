@@ -5,13 +5,20 @@
 //! CPU's busy time.
 //!
 //! Phases of every round: *off*; with `--calibrate`, *empty programs* (a
-//! program that returns at once on each hook) and *header only* (insert
-//! and remove an 8-byte header, nothing measured); *every packet* and *one
-//! in 10* with the real programs, for each `--sink-hook`; and *one in 10,
-//! per CPU* (sampling decided before the flow lookup). This machine's rates
-//! wander by several per cent from second to second, so each phase's ratio
-//! is taken against the same round's *off* and *header only* phases and the
-//! tables show medians over rounds with the range of ratios.
+//! program that returns at once on each hook), *header only* (insert and
+//! remove an 8-byte header, nothing measured) and *measurement floor*
+//! (header only plus the kernel work an exact per-flow loss measurement
+//! cannot avoid: a flow-table lookup and an atomic sequence number at the
+//! source; a clock read, a batched record and its ring-buffer output at
+//! the sink; none of our logic); *every packet* and *one in 10* with the
+//! real programs, for each `--sink-hook`; and *one in 10, per CPU*
+//! (sampling decided before the flow lookup). This machine's rates wander
+//! by several per cent from second to second, so each phase's ratio is
+//! taken against the same round's *off*, *header only* and *measurement
+//! floor* phases and the tables show medians over rounds with the range of
+//! ratios; *every packet* also shows its BPF time per packet above the
+//! same round's measurement floor, per side: the cost of our code's own
+//! logic.
 //!
 //! Placements (`--placement`): *same-core*, where the veth delivers on the
 //! sender's CPU so one core pays for sender, source, sink and receive path;
@@ -57,10 +64,14 @@ pub struct BenchArgs {
     /// head (docs/benchmarks.md).
     #[arg(long, default_value = "both")]
     mode: String,
-    /// Also run two calibration phases per sink hook (needs tcx, Linux ≥
-    /// 6.6): `empty programs` and `header only`, the floor any in-line
-    /// measurement has on this machine; adds the "ratio to header only"
-    /// columns.
+    /// Also run three calibration phases per sink hook (needs tcx, Linux ≥
+    /// 6.6): `empty programs`, `header only` (the floor any in-line
+    /// measurement has on this machine) and `measurement floor` (header
+    /// only plus the kernel work exact per-flow loss needs: flow lookup and
+    /// atomic sequence number at the source, clock read, batched record and
+    /// ring-buffer output at the sink, none of our logic); fills the "ratio
+    /// to header only" and "ratio to measurement floor" columns and, for
+    /// `every packet`, the BPF ns per packet above the measurement floor.
     #[arg(long)]
     calibrate: bool,
     /// Where the receive side runs: `same-core`, `split` or `both`.
@@ -133,8 +144,14 @@ struct Samples {
     rate: Vec<f64>,
     ratio_off: Vec<f64>,
     ratio_floor: Vec<f64>,
+    ratio_mfloor: Vec<f64>,
+    /// BPF ns per packet, one per round (NaN when unavailable).
     src_ns: Vec<f64>,
     dst_ns: Vec<f64>,
+    /// BPF ns per packet above the same round's measurement floor
+    /// (*every packet* phases).
+    src_over: Vec<f64>,
+    dst_over: Vec<f64>,
     busy: [Vec<f64>; 2],
     sender_cpu: Vec<f64>,
     receiver_cpu: Vec<f64>,
@@ -151,6 +168,14 @@ impl Attachment {
         match self {
             Attachment::Agents(a) => (a.0.run_stats(), a.1.run_stats()),
             Attachment::Calibration(s, d) => (s.run_stats(), d.run_stats()),
+        }
+    }
+
+    /// Records the measurement floor's sink lost to a full ring buffer.
+    fn ring_drops(&self) -> u64 {
+        match self {
+            Attachment::Calibration(_, d) => d.ring_drops().unwrap_or(0),
+            Attachment::Agents(_) => 0,
         }
     }
 
@@ -255,6 +280,7 @@ fn phases(args: &BenchArgs) -> Vec<Phase> {
             for (name, c) in [
                 ("empty programs", Calibration::Empty),
                 ("header only", Calibration::Floor),
+                ("measurement floor", Calibration::MeasurementFloor),
             ] {
                 v.push(Phase {
                     name: at(name, hook),
@@ -323,11 +349,13 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         "inline",
     );
     let cost_secs = (args.seconds / 4.0).max(0.25);
+    let mut ring_drops = 0u64;
     for round in 0..args.rounds {
         for (pi, &placement) in placements.iter().enumerate() {
             p.place(placement)?;
             for (ti, &traffic) in traffics.iter().enumerate() {
                 let mut rates = vec![f64::NAN; phases.len()];
+                let mut costs = vec![(f64::NAN, f64::NAN); phases.len()];
                 for (k, ph) in phases.iter().enumerate() {
                     bar.set_message(format!(
                         "round {}: {} {}",
@@ -364,22 +392,40 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
                             let (sb, db) = a.stats();
                             udp_blast(&p, args.payload, cost_secs)?;
                             let (sa, da) = a.stats();
-                            s.src_ns.extend(per_run(sb, sa));
-                            s.dst_ns.extend(per_run(db, da));
+                            costs[k] = (
+                                per_run(sb, sa).unwrap_or(f64::NAN),
+                                per_run(db, da).unwrap_or(f64::NAN),
+                            );
+                            s.src_ns.push(costs[k].0);
+                            s.dst_ns.push(costs[k].1);
                             stats.set(false)?;
                         }
+                        ring_drops += a.ring_drops();
                         a.stop()?;
                     }
                     bar.inc(1);
                 }
                 for (k, ph) in phases.iter().enumerate() {
-                    let floor = phases.iter().position(|f| {
-                        f.kind == Kind::Calibration(Calibration::Floor) && f.hook == ph.hook
-                    });
+                    let calibration = |c| {
+                        phases
+                            .iter()
+                            .position(|f| f.kind == Kind::Calibration(c) && f.hook == ph.hook)
+                    };
+                    let floor = calibration(Calibration::Floor);
+                    let mfloor = calibration(Calibration::MeasurementFloor);
                     let s = &mut results[pi][ti][k];
                     s.ratio_off.push(rates[k] / rates[0]);
                     s.ratio_floor
                         .push(floor.map_or(f64::NAN, |f| rates[k] / rates[f]));
+                    s.ratio_mfloor
+                        .push(mfloor.map_or(f64::NAN, |f| rates[k] / rates[f]));
+                    // Every packet only: the floor measures every packet too.
+                    if let (Kind::Measure { every: 1, .. }, Some(f)) = (ph.kind, mfloor) {
+                        if traffic == Traffic::Udp {
+                            s.src_over.push(costs[k].0 - costs[f].0);
+                            s.dst_over.push(costs[k].1 - costs[f].1);
+                        }
+                    }
                 }
             }
         }
@@ -400,6 +446,11 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
             print_table(*placement, *traffic, &phases, &results[pi][ti]);
         }
     }
+    if ring_drops > 0 {
+        println!(
+            "\nnote: the measurement floor's ring buffer was full for {ring_drops} record(s): those phases did less than a measurement"
+        );
+    }
     Ok(true)
 }
 
@@ -410,13 +461,20 @@ fn print_table(placement: Placement, traffic: Traffic, phases: &[Phase], results
     };
     println!("\n{what}, placement {}:\n", placement.name());
     print!("| phase | {unit} | ratio to off | range | ratio to header only | range |");
-    match traffic {
-        Traffic::Udp => println!(" source ns/pkt | sink ns/pkt | CPU0 busy | CPU1 busy |"),
-        Traffic::Tcp => {
-            println!(" CPU0 busy | CPU1 busy | sender CPU (iperf3) | receiver CPU (iperf3) |")
+    let cols = match traffic {
+        Traffic::Udp => {
+            println!(
+                " source ns/pkt | sink ns/pkt | CPU0 busy | CPU1 busy | ratio to measurement floor | range | source ns over measurement floor | sink ns over measurement floor |"
+            );
+            14
         }
-    }
-    let cols = 10;
+        Traffic::Tcp => {
+            println!(
+                " CPU0 busy | CPU1 busy | sender CPU (iperf3) | receiver CPU (iperf3) | ratio to measurement floor | range |"
+            );
+            12
+        }
+    };
     println!("|---|{}", "---:|".repeat(cols - 1));
     for (ph, s) in phases.iter().zip(results) {
         let rate = median(&s.rate) * scale;
@@ -425,12 +483,16 @@ fn print_table(placement: Placement, traffic: Traffic, phases: &[Phase], results
         } else {
             format!("{rate:.2}")
         };
-        let floor = median(&s.ratio_floor);
-        let floor = if floor.is_nan() {
-            String::new()
-        } else {
-            format!("{floor:.3}")
+        let ratio = |v: &[f64]| {
+            let m = median(v);
+            if m.is_nan() {
+                String::new()
+            } else {
+                format!("{m:.3}")
+            }
         };
+        let floor = ratio(&s.ratio_floor);
+        let mfloor = format!(" {} | {} |", ratio(&s.ratio_mfloor), range(&s.ratio_mfloor));
         let pct = |v: &[f64]| format!("{:.0} %", median(v) * 100.0);
         print!(
             "| {} | {} | {:.3} | {} | {} | {} |",
@@ -451,14 +513,16 @@ fn print_table(placement: Placement, traffic: Traffic, phases: &[Phase], results
         };
         match traffic {
             Traffic::Udp => println!(
-                " {} | {} | {} | {} |",
+                " {} | {} | {} | {} |{mfloor} {} | {} |",
                 ns(&s.src_ns),
                 ns(&s.dst_ns),
                 pct(&s.busy[0]),
-                pct(&s.busy[1])
+                pct(&s.busy[1]),
+                ns(&s.src_over),
+                ns(&s.dst_over),
             ),
             Traffic::Tcp => println!(
-                " {} | {} | {:.0} % | {:.0} % |",
+                " {} | {} | {:.0} % | {:.0} % |{mfloor}",
                 pct(&s.busy[0]),
                 pct(&s.busy[1]),
                 median(&s.sender_cpu),
