@@ -28,6 +28,8 @@ pub struct Options {
     pub latency_rate: u64,
     /// Length of the latency phase, in seconds.
     pub latency_seconds: u64,
+    /// Nice value of the server's HTTP threads.
+    pub http_nice: i32,
 }
 
 const DOMAIN: &str = "readers";
@@ -49,6 +51,7 @@ pub fn run(args: &Options) -> Result<()> {
     let mut config = ServerConfig::new(tmp.path());
     config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+    config.http_nice = args.http_nice;
     let server = runtime.block_on(Server::start(config))?;
     let addr = server.local_addrs()[0];
     let http = server.http_addr().context("no HTTP address")?;
@@ -77,8 +80,8 @@ fn measure(
     watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
     let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
     println!(
-        "ingestion: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop",
-        args.tuples, args.rounds, args.subscribers
+        "ingestion: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop, HTTP threads at nice {}",
+        args.tuples, args.rounds, args.subscribers, args.http_nice
     );
     println!(
         "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",
@@ -86,11 +89,22 @@ fn measure(
     );
     let mut ratios = Vec::new();
     let mut client = 0;
-    for pair in 0..args.rounds {
+    // Rates climb over the first rounds (caches, the database file
+    // growing): one unmeasured round first, and the order within a pair
+    // alternates (alone first, then loaded first), so a trend favours
+    // neither side.
+    let warm_up = [None, Some(false)];
+    for pair in 0..=args.rounds {
         let mut rates = [0.0; 2];
         let mut events = 0;
         let mut queries = 0;
-        for (i, loaded) in [false, true].into_iter().enumerate() {
+        let order = match pair {
+            0 => &warm_up,
+            p if p % 2 == 1 => &[Some(false), Some(true)],
+            _ => &[Some(true), Some(false)],
+        };
+        for loaded in order.iter().flatten().copied() {
+            let i = usize::from(loaded);
             client += 1;
             let session = workload::encode_session(
                 &schema,
@@ -112,11 +126,15 @@ fn measure(
                 (events, queries) = r.stop(args.tuples);
             }
         }
+        if pair == 0 {
+            println!("{:>5} {:>14.0} (warm-up, not counted)", "-", rates[0]);
+            continue;
+        }
         let ratio = rates[1] / rates[0];
         ratios.push(ratio);
         println!(
             "{:>5} {:>14.0} {:>14.0} {:>7.3} {:>9} {:>8}",
-            pair + 1,
+            pair,
             rates[0],
             rates[1],
             ratio,
@@ -139,6 +157,8 @@ struct Readers {
     queries: Arc<AtomicU64>,
     /// The query loop.
     looper: std::thread::JoinHandle<()>,
+    /// The subscribers.
+    tails: Vec<std::thread::JoinHandle<()>>,
     /// How many subscribers.
     subscribers: u64,
 }
@@ -148,24 +168,26 @@ impl Readers {
         let stop = Arc::new(AtomicBool::new(false));
         let events = Arc::new(AtomicU64::new(0));
         let queries = Arc::new(AtomicU64::new(0));
+        let mut tails = Vec::new();
         for _ in 0..subscribers {
-            let base = format!("http://{http}{stream}/tail");
+            let base = format!("{stream}/tail");
             let events = Arc::clone(&events);
             let stop = Arc::clone(&stop);
-            // Detached: each ends once the loop is stopped and its next line
-            // arrives (or at server shutdown). A subscriber closed as
-            // `lagged` resumes where it was told, as a browser would, so the
-            // readers keep loading the server for the whole round.
-            std::thread::spawn(move || {
+            // Each ends (and closes its connection) within a read timeout
+            // of the loop being stopped, so no tail of this round is still
+            // served during the next one. A subscriber closed as `lagged`
+            // resumes where it was told, as a browser would, so the readers
+            // keep loading the server for the whole round.
+            tails.push(std::thread::spawn(move || {
                 ::server::http_runtime::set_thread_nice(CLIENT_NICE);
                 let mut after = after;
                 while !stop.load(Ordering::Relaxed) {
-                    let url = format!("{base}?after={after}");
+                    let path = format!("{base}?after={after}");
                     let mut resumed = None;
                     // Rows are counted, not parsed: the consumers stand for
                     // browsers on other machines, whose parsing costs this
                     // server nothing.
-                    let r = follow(&url, |event, data| {
+                    let r = follow(http, &path, &stop, |event, data| {
                         if event == "row" {
                             events.fetch_add(1, Ordering::Relaxed);
                         } else if event == "lagged" {
@@ -180,7 +202,7 @@ impl Readers {
                         _ => return,
                     }
                 }
-            });
+            }));
         }
         let url = format!("http://{http}{stream}/rows?points=2000");
         let (stop2, queries2) = (Arc::clone(&stop), Arc::clone(&queries));
@@ -199,6 +221,7 @@ impl Readers {
             events,
             queries,
             looper,
+            tails,
             subscribers: subscribers as u64,
         }
     }
@@ -213,6 +236,9 @@ impl Readers {
         }
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.looper.join();
+        for t in self.tails {
+            let _ = t.join();
+        }
         (
             self.events.load(Ordering::Relaxed) / self.subscribers.max(1),
             self.queries.load(Ordering::Relaxed),
@@ -227,27 +253,70 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-/// Reads a tail's events and hands each one's type and `data:` line to
-/// `each` until it says stop.
-fn follow(url: &str, mut each: impl FnMut(&str, &str) -> bool) -> Result<()> {
-    let response = agent().get(url).call()?;
-    let mut reader = BufReader::new(response.into_body().into_reader());
-    let mut line = String::new();
+/// Reads the tail at `path` and hands each event's type and `data:` line to
+/// `each` until it says stop, the server ends the stream, or `stop` is set
+/// (checked every [`POLL`] while no data arrives).
+///
+/// A plain HTTP/1.0 request on a socket with a read timeout rather than an
+/// HTTP client: the response is then the bare event stream (no chunked
+/// framing), and the subscriber can notice `stop` and close its connection
+/// while the server has nothing to send.
+fn follow(
+    http: SocketAddr,
+    path: &str,
+    stop: &AtomicBool,
+    mut each: impl FnMut(&str, &str) -> bool,
+) -> Result<()> {
+    const POLL: Duration = Duration::from_millis(100);
+    let mut sock = TcpStream::connect(http)?;
+    write!(sock, "GET {path} HTTP/1.0\r\nHost: {http}\r\n\r\n")?;
+    sock.set_read_timeout(Some(POLL))?;
+    let mut reader = BufReader::new(sock);
+    let mut line = Vec::new();
     let mut event = String::new();
+    let mut in_body = false;
     loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
+        // A timeout keeps what was read of the line; only a whole line is
+        // handled and cleared.
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return Ok(()),
+            Ok(_) if line.ends_with(b"\n") => {}
+            Ok(_) => return Ok(()), // Closed mid-line.
+            Err(e) if is_timeout(&e) => {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                continue;
+            }
+            Err(e) => return Err(e.into()),
         }
-        if let Some(name) = line.strip_prefix("event:") {
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        if !in_body {
+            if let Some(status) = text.strip_prefix("HTTP/") {
+                anyhow::ensure!(
+                    status.split_whitespace().nth(1) == Some("200"),
+                    "GET {path}: {text}"
+                );
+            }
+            in_body = text.is_empty();
+        } else if let Some(name) = text.strip_prefix("event:") {
             event.clear();
             event.push_str(name.trim());
-        } else if let Some(data) = line.strip_prefix("data:") {
+        } else if let Some(data) = text.strip_prefix("data:") {
             if !each(&event, data.trim()) {
                 return Ok(());
             }
         }
+        line.clear();
     }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 fn now_secs() -> f64 {
@@ -280,10 +349,11 @@ fn latency(args: &Options, addr: SocketAddr, http: SocketAddr) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let total = args.latency_rate * args.latency_seconds;
-    let url = format!("{info}/tail?after=1");
+    let path = format!("/api/v1/domains/{domain}/streams/lat_m/tail?after=1");
     let collector = std::thread::spawn(move || {
         let mut lags = Vec::with_capacity(total as usize);
-        let _ = follow(&url, |_, data| {
+        let never = AtomicBool::new(false);
+        let _ = follow(http, &path, &never, |_, data| {
             let arrived = now_secs();
             if let Some(sent) = serde_json::from_str::<serde_json::Value>(data)
                 .ok()

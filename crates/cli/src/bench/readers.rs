@@ -11,16 +11,22 @@ Measure what readers of the query API cost ingestion, and the latency of a
 live tail, with a collection server started in this process (SQLite, on
 127.0.0.1, --http on a free port).
 
-Ingestion: --rounds pairs of rounds, alternating, each storing --tuples
-tuples from one client into the same stream: once alone, once while
---subscribers live tails (Server-Sent Events) follow that stream and a
-loop of downsampled queries (points=2000) runs against it. A round's rate
-is tuples over the time from the first byte sent to the moment all rows
-are committed (seen by a separate connection). The ratio with/alone is
-reported per pair, with the median. The subscribers and the query loop
-stand for browsers on other machines: their threads run at nice 19, so
-they take what the server leaves idle and the ratio measures what serving
-them costs the server (whose HTTP threads run at --http-nice 10).
+Ingestion: after one unmeasured warm-up round, --rounds pairs of rounds,
+each storing --tuples tuples from one client into the same stream: once
+alone, once while --subscribers live tails (Server-Sent Events) follow
+that stream and a loop of downsampled queries (points=2000) runs against
+it. The order within a pair alternates (alone first, then readers
+first), so that neither rates that climb over the run nor work a round
+leaves behind (a grown SQLite WAL, tile upkeep) favour one side. A
+round's rate is tuples over the time from the first byte sent to the
+moment all rows are committed (seen by a separate connection); a loaded
+round ends when every subscriber has had every row (or 10 s later) and
+has closed its connection. The ratio with/alone is reported per pair,
+with the median. The subscribers and the query loop stand for browsers
+on other machines: their threads run at nice 19 and count events without
+parsing them, so they take what the server leaves idle and the ratio
+measures what serving them costs the server, whose HTTP threads run at
+--http-nice (as `streamgauge server --http-nice`).
 
 Tail latency: one client sends --latency-rate rows per second for
 --latency-seconds, each row carrying its wall-clock send time; one tail
@@ -46,6 +52,11 @@ pub struct ReadersArgs {
     /// Length of the latency phase.
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub latency_seconds: u64,
+    /// Nice value of the server's HTTP threads (0 to 19), as `streamgauge
+    /// server --http-nice`.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub http_nice: i32,
 }
 
 /// Runs the benchmark; it prints the results as they come.
@@ -56,6 +67,7 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
         subscribers: a.subscribers,
         latency_rate: a.latency_rate,
         latency_seconds: a.latency_seconds,
+        http_nice: a.http_nice,
     })?;
     Ok(true)
 }
