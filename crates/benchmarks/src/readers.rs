@@ -134,12 +134,7 @@ fn measure(
         ratios.push(ratio);
         println!(
             "{:>5} {:>14.0} {:>14.0} {:>7.3} {:>9} {:>8}",
-            pair,
-            rates[0],
-            rates[1],
-            ratio,
-            events,
-            queries
+            pair, rates[0], rates[1], ratio, events, queries
         );
     }
     ratios.sort_by(f64::total_cmp);

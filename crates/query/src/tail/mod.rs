@@ -185,9 +185,8 @@ fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
                 let fields = cols[1..].iter().zip(&cells[1..]);
                 out.row(
                     id,
-                    fields.map(|(c, v)| {
-                        (c.name.as_str(), api_value(v, c.kind, times, int64_string))
-                    }),
+                    fields
+                        .map(|(c, v)| (c.name.as_str(), api_value(v, c.kind, times, int64_string))),
                 );
                 last = id;
             }
