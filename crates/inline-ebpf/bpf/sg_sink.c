@@ -42,8 +42,11 @@ struct {
 } sg_records SEC(".maps");
 
 /* A partly filled batch is pushed at the latest this long after its first
- * record (the agent waits twice this before its last drain). */
-#define SG_FLUSH_NS (2 * 1000 * 1000)
+ * record (the agent waits over twice this before its last drain). Not
+ * shorter: with a 2 ms timer, TCP through a veth (iperf3, ~35 000 GSO
+ * packets/s) lost a fifth of its rate to the timer's callbacks alone
+ * (docs/benchmarks.md, "In-line", C); at 20 ms it loses ~6 %. */
+#define SG_FLUSH_NS (20 * 1000 * 1000)
 /* Wake the reader once per this many full batches of a CPU (~64 KiB of
  * ring): a wake-up per record costs microseconds; the agent also polls. */
 #define SG_WAKE_BATCHES 64

@@ -1,7 +1,7 @@
 //! Draining the sink's ring buffer.
 //!
 //! The sink packs up to [`inline_common::RECORD_BATCH`] records per CPU
-//! into one sample and pushes a partial batch at the latest 2 ms after its
+//! into one sample and pushes a partial batch at the latest 20 ms after its
 //! first record (a timer in the program). It submits without waking the
 //! reader, except once per 64 batches of a CPU and for those timed pushes:
 //! the reader therefore also polls with a short timeout. Arrival times come
@@ -24,8 +24,8 @@ use crate::record::Measurement;
 pub const POLL: Duration = Duration::from_millis(20);
 
 /// How long after the stop request the reader waits before its last drain:
-/// well over the program's 2 ms limit on a partial batch.
-const LAST_FLUSH: Duration = Duration::from_millis(10);
+/// over twice the program's 20 ms limit on a partial batch.
+const LAST_FLUSH: Duration = Duration::from_millis(50);
 
 /// How often the wall-clock offset for arrival times is re-read.
 const OFFSET_REFRESH: Duration = Duration::from_secs(1);
