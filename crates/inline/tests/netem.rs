@@ -33,6 +33,7 @@ fn netem_loss_is_measured_exactly() {
     udp_send(&net.src, 6200, DST_ADDR, 7200, &[64; 5], Duration::ZERO);
     let got = rx.join().unwrap();
     let sc = source.counters().unwrap();
+    let kc = sink.counters().unwrap();
     sink.stop().unwrap();
     source.stop().unwrap();
 
@@ -44,6 +45,8 @@ fn netem_loss_is_measured_exactly() {
     let flow = recs[0].flow;
     let lost = summaries.lost(&flow).unwrap();
     assert!(dropped > 100, "netem dropped only {dropped}");
+    // A record lost between the sink and the agent would read as a loss.
+    assert_eq!(kc.get(Counter::SinkRingDrops), 0, "sink ring drops");
     assert_eq!(lost, dropped, "measured loss vs netem drops");
     assert_eq!(sc.get(Counter::SrcInstrumented), 3005);
     assert_eq!(got.count as u64, 3005 - dropped);

@@ -20,8 +20,13 @@ pub struct Impair {
     pub delay: Mutex<Duration>,
     /// Drop probability in parts per million.
     pub loss_ppm: AtomicU64,
-    /// Frames dropped so far.
+    /// Frames dropped so far by the PRNG.
     pub dropped: AtomicU64,
+    /// Frames lost in the relay itself: its receive socket overflowed (the
+    /// kernel counts them) or a re-send failed. Those frames never reach
+    /// the sink either, so they are drops of the path as much as the
+    /// PRNG's; on a loaded machine they happen.
+    pub overflow: AtomicU64,
 }
 
 fn packet_socket(ifindex: i32) -> OwnedFd {
@@ -49,6 +54,19 @@ fn packet_socket(ifindex: i32) -> OwnedFd {
         )
     };
     assert_eq!(rc, 0, "bind AF_PACKET: {}", std::io::Error::last_os_error());
+    // Room for a whole test burst, so a relay thread that is scheduled out
+    // for a while does not lose frames (FORCE: above rmem_max, as root).
+    let rcvbuf: libc::c_int = 32 << 20;
+    // SAFETY: rcvbuf is a valid int for SO_RCVBUFFORCE.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&rcvbuf as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        );
+    }
     let tv = libc::timeval {
         tv_sec: 0,
         tv_usec: 100_000,
@@ -84,9 +102,33 @@ fn recv(fd: &OwnedFd, buf: &mut [u8]) -> Option<usize> {
     (n > 0 && sll.sll_pkttype != libc::PACKET_OUTGOING).then_some(n as usize)
 }
 
-fn send(fd: &OwnedFd, frame: &[u8]) {
+/// Send one frame; whether the kernel took it.
+fn send(fd: &OwnedFd, frame: &[u8]) -> bool {
     // SAFETY: the socket is bound to its interface; send reads frame.len() bytes.
-    unsafe { libc::send(fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+    let n = unsafe { libc::send(fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+    n == frame.len() as isize
+}
+
+/// Frames the kernel dropped because the socket's receive buffer was full,
+/// since the last call (reading the statistics resets them).
+fn socket_drops(fd: &OwnedFd) -> u64 {
+    // SAFETY: tpacket_stats is plain data; getsockopt writes at most len bytes.
+    let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tpacket_stats>() as u32;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut libc::tpacket_stats).cast(),
+            &mut len,
+        )
+    };
+    if rc == 0 {
+        u64::from(st.tp_drops)
+    } else {
+        0
+    }
 }
 
 /// Whether the relay may drop a frame: IPv6 carrying UDP, TCP or a
@@ -132,6 +174,7 @@ impl Relay {
                 let mut rng = 0x9E37_79B9_7F4A_7C15u64;
                 let mut buf = vec![0u8; 65_536];
                 while !stop.load(Ordering::Relaxed) {
+                    imp.overflow.fetch_add(socket_drops(&fa), Ordering::Relaxed);
                     let Some(n) = recv(&fa, &mut buf) else {
                         continue;
                     };
@@ -152,14 +195,16 @@ impl Relay {
         }
         // queue -> b
         {
-            let (fb, q, stop) = (fb.clone(), queue, stop.clone());
+            let (fb, q, imp, stop) = (fb.clone(), queue, impair.clone(), stop.clone());
             threads.push(std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let next = q.lock().unwrap().front().map(|(due, _)| *due);
                     match next {
                         Some(due) if due <= Instant::now() => {
                             let (_, frame) = q.lock().unwrap().pop_front().unwrap();
-                            send(&fb, &frame);
+                            if !send(&fb, &frame) && droppable(&frame) {
+                                imp.overflow.fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                         Some(due) => std::thread::sleep(
                             (due - Instant::now()).min(Duration::from_micros(200)),
@@ -176,7 +221,7 @@ impl Relay {
                 let mut buf = vec![0u8; 65_536];
                 while !stop.load(Ordering::Relaxed) {
                     if let Some(n) = recv(&fb, &mut buf) {
-                        send(&fa, &buf[..n]);
+                        let _ = send(&fa, &buf[..n]);
                     }
                 }
             }));
