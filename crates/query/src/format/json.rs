@@ -5,6 +5,8 @@
 
 use std::io::Write;
 
+use base64::Engine as _;
+
 use serde_json::Value;
 
 use super::JsonOptions;
@@ -43,6 +45,50 @@ pub fn api_value(v: &Cell, kind: Kind, times: Timestamps, int64_string: bool) ->
         Cell::UInt(u) if int64_string => Value::String(u.to_string()),
         _ => json_value(v, kind, times),
     }
+}
+
+/// Writes `v` as [`api_value`] would render it, straight into `out`: no
+/// `Value`, no string copies (the tail renders every new row this way).
+pub fn write_api_value(
+    out: &mut Vec<u8>,
+    v: &Cell,
+    kind: Kind,
+    times: Timestamps,
+    int64_string: bool,
+) {
+    // Writing JSON into a Vec cannot fail.
+    let _ = match v {
+        Cell::Null => {
+            out.extend_from_slice(b"null");
+            Ok(())
+        }
+        Cell::Real(f) if !f.is_finite() => {
+            out.extend_from_slice(b"null");
+            Ok(())
+        }
+        Cell::Real(f) if kind == Kind::Time && !times.raw() => {
+            serde_json::to_writer(&mut *out, &times.format(*f))
+        }
+        Cell::Real(f) => serde_json::to_writer(&mut *out, f),
+        Cell::Int(i) if int64_string => quoted(out, i),
+        Cell::Int(i) => serde_json::to_writer(&mut *out, i),
+        Cell::UInt(u) if int64_string => quoted(out, u),
+        Cell::UInt(u) => serde_json::to_writer(&mut *out, u),
+        Cell::Text(t) => serde_json::to_writer(&mut *out, t.as_str()),
+        Cell::Bytes(b) => serde_json::to_writer(
+            &mut *out,
+            &base64::engine::general_purpose::STANDARD.encode(b),
+        ),
+        Cell::Bool(b) => serde_json::to_writer(&mut *out, b),
+    };
+}
+
+/// An integer as a JSON string.
+fn quoted(out: &mut Vec<u8>, n: &impl serde::Serialize) -> serde_json::Result<()> {
+    out.push(b'"');
+    let r = serde_json::to_writer(&mut *out, n);
+    out.push(b'"');
+    r
 }
 
 impl<W: Write> JsonWriter<W> {
@@ -84,27 +130,7 @@ impl<W: Write> JsonWriter<W> {
             if i > 0 {
                 self.line.push(b',');
             }
-            match c {
-                Cell::Null => self.line.extend_from_slice(b"null"),
-                Cell::Int(v) if !self.int64_string => {
-                    self.line.extend_from_slice(itoa(*v).as_bytes())
-                }
-                Cell::UInt(v) if !self.int64_string => {
-                    self.line.extend_from_slice(v.to_string().as_bytes())
-                }
-                Cell::Real(f) if f.is_finite() && (*k != Kind::Time || self.times.raw()) => {
-                    self.line.extend_from_slice(
-                        serde_json::Number::from_f64(*f)
-                            .map_or_else(|| "null".to_owned(), |n| n.to_string())
-                            .as_bytes(),
-                    )
-                }
-                _ => serde_json::to_writer(
-                    &mut self.line,
-                    &api_value(c, *k, self.times, self.int64_string),
-                )
-                .map_err(|e| ExportError::Invalid(e.to_string()))?,
-            }
+            write_api_value(&mut self.line, c, *k, self.times, self.int64_string);
         }
         self.line.push(b']');
         self.out.write_all(&self.line)?;
@@ -123,6 +149,43 @@ impl<W: Write> JsonWriter<W> {
     }
 }
 
-fn itoa(v: i64) -> String {
-    v.to_string()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use omsp::OmlType;
+
+    /// The direct writer and the `Value` path give the same text for every
+    /// kind of cell, edge values included.
+    #[test]
+    fn write_api_value_matches_api_value() {
+        let cells = [
+            (Cell::Null, Kind::Meta),
+            (Cell::Int(i64::MIN), Kind::Meta),
+            (Cell::Int(-7), Kind::Field(OmlType::Int32)),
+            (Cell::UInt(u64::MAX), Kind::Field(OmlType::UInt64)),
+            (Cell::UInt(0), Kind::Field(OmlType::UInt32)),
+            (Cell::Real(0.1), Kind::Field(OmlType::Double)),
+            (Cell::Real(1.0), Kind::Field(OmlType::Double)),
+            (Cell::Real(-1e300), Kind::Field(OmlType::Double)),
+            (Cell::Real(f64::NAN), Kind::Field(OmlType::Double)),
+            (Cell::Real(f64::INFINITY), Kind::Time),
+            (Cell::Real(12.25), Kind::Time),
+            (
+                Cell::Text("a\"b\\c\n\u{1}é".into()),
+                Kind::Field(OmlType::String),
+            ),
+            (Cell::Bytes(vec![0, 255, 7]), Kind::Field(OmlType::Blob)),
+            (Cell::Bool(true), Kind::Field(OmlType::Bool)),
+        ];
+        for times in [Timestamps::new(None), Timestamps::new(Some(1_700_000_000))] {
+            for int64_string in [false, true] {
+                for (c, k) in &cells {
+                    let mut out = Vec::new();
+                    write_api_value(&mut out, c, *k, times, int64_string);
+                    let want = api_value(c, *k, times, int64_string).to_string();
+                    assert_eq!(String::from_utf8(out).unwrap(), want, "{c:?} {k:?}");
+                }
+            }
+        }
+    }
 }

@@ -25,7 +25,7 @@ use crate::auth::Caller;
 use crate::error::QueryError;
 use crate::exec::open;
 use crate::export::{columns, Cell, Column, ExportError, Source, Timestamps};
-use crate::format::json::api_value;
+use crate::format::json::write_api_value;
 use crate::plan;
 use crate::request::RowsRequest;
 use crate::sql::Sql;
@@ -175,19 +175,16 @@ fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
     let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
     let cols: Vec<Column> = plan::selected(&t.req);
     let times = Timestamps::new(None);
-    let mut out = FramesBuilder::default();
+    let mut out = FramesBuilder::new(cols[1..].iter().map(|c| c.name.as_str()));
     let int64_string = t.req.int64_string;
     let limit = t.req.limit.unwrap_or(BATCH) as usize;
     let mut last = t.last;
     t.src.run(&sql, &cols, |cells| {
         if out.len() < limit {
             if let Cell::Int(id) = cells[0] {
-                let fields = cols[1..].iter().zip(&cells[1..]);
-                out.row(
-                    id,
-                    fields
-                        .map(|(c, v)| (c.name.as_str(), api_value(v, c.kind, times, int64_string))),
-                );
+                out.row(id, |i, buf| {
+                    write_api_value(buf, &cells[i + 1], cols[i + 1].kind, times, int64_string)
+                });
                 last = id;
             }
         }
