@@ -75,6 +75,15 @@ fn is_unsigned64(kind: Kind) -> bool {
     matches!(kind, Kind::Field(OmlType::UInt64 | OmlType::Guid))
 }
 
+/// Stored text as a string: checked as UTF-8 in one pass (invalid bytes,
+/// which only a foreign writer could store, become U+FFFD).
+pub fn text(t: &[u8]) -> String {
+    match std::str::from_utf8(t) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
 /// A SQLite value of a column of `kind`.
 pub fn sqlite_cell(v: rusqlite::types::ValueRef<'_>, kind: Kind) -> Cell {
     use rusqlite::types::ValueRef as V;
@@ -87,7 +96,7 @@ pub fn sqlite_cell(v: rusqlite::types::ValueRef<'_>, kind: Kind) -> Cell {
             _ => Cell::Int(i),
         },
         V::Real(f) => Cell::Real(f),
-        V::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+        V::Text(t) => Cell::Text(text(t)),
         // uint64 above 2^63-1: 8 bytes, big-endian (docs/storage.md).
         V::Blob(b) if is_unsigned64(kind) && b.len() == 8 => {
             let mut a = [0u8; 8];

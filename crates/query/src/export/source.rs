@@ -175,7 +175,7 @@ impl Source {
     pub fn text_rows(&mut self, sql: &Sql) -> Result<Vec<Vec<Option<String>>>, ExportError> {
         match self {
             Source::Sqlite(c) => {
-                let mut st = c.prepare(&sql.text)?;
+                let mut st = c.prepare_cached(&sql.text)?;
                 let n = st.column_count();
                 let params = sql.sqlite_params();
                 let rows = st.query_map(rusqlite::params_from_iter(params), |r| {
@@ -186,9 +186,7 @@ impl Source {
                                 rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
                                 rusqlite::types::ValueRef::Real(v) => Some(v.to_string()),
                                 rusqlite::types::ValueRef::Text(t)
-                                | rusqlite::types::ValueRef::Blob(t) => {
-                                    Some(String::from_utf8_lossy(t).into_owned())
-                                }
+                                | rusqlite::types::ValueRef::Blob(t) => Some(super::cell::text(t)),
                             })
                         })
                         .collect::<rusqlite::Result<Vec<_>>>()
@@ -222,7 +220,7 @@ impl Source {
         let mut cells = Vec::with_capacity(cols.len());
         match self {
             Source::Sqlite(c) => {
-                let mut st = c.prepare(&sql.text)?;
+                let mut st = c.prepare_cached(&sql.text)?;
                 let mut rows = st.query(rusqlite::params_from_iter(sql.sqlite_params()))?;
                 while let Some(r) = rows.next()? {
                     cells.clear();

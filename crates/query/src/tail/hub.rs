@@ -11,11 +11,15 @@
 //! joining.
 //!
 //! Joining is gapless because a subscriber subscribes *before* it catches
-//! up: every batch broadcast before that holds rows committed before it,
-//! which its own reads (until one returns less than a full batch) cover;
-//! every later batch it receives. Rows it gets twice it skips by id.
+//! up: every batch broadcast before that holds rows up to the reader's
+//! position at that moment, which the subscriber's own reads cover; every
+//! later batch it receives. Rows it gets twice it skips by id. Its own
+//! reads stop at that position, not at the end of the table: while
+//! ingestion runs faster than one reader, a subscriber that chased the end
+//! would never join, and ten of them would read every row ten times.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::broadcast;
@@ -40,10 +44,14 @@ pub struct Hub {
 /// One shared reader's output: every batch read, in order.
 pub struct Shared {
     tx: broadcast::Sender<Batch>,
+    /// Id of the last row the reader has read (set before its batch is
+    /// broadcast).
+    pos: AtomicI64,
 }
 
-/// Batches sent from the moment of subscribing on.
-pub type Subscription = broadcast::Receiver<Batch>;
+/// Batches sent from the moment of subscribing on, and the reader's
+/// position then: every row after it arrives in those batches.
+pub type Subscription = (broadcast::Receiver<Batch>, i64);
 
 impl Hub {
     /// Subscribes to the reader of `key`, if one runs.
@@ -69,6 +77,7 @@ impl Hub {
         }
         let shared = Arc::new(Shared {
             tx: broadcast::channel(CAPACITY).0,
+            pos: AtomicI64::new(tail.last),
         });
         readers.retain(|_, w| w.strong_count() > 0);
         readers.insert(key, Arc::downgrade(&shared));
@@ -80,7 +89,10 @@ impl Hub {
 
 impl Shared {
     fn subscribe(&self) -> Subscription {
-        self.tx.subscribe()
+        // Subscribe first: a batch whose position is not seen below is
+        // then received.
+        let rx = self.tx.subscribe();
+        (rx, self.pos.load(Ordering::SeqCst))
     }
 }
 
@@ -100,6 +112,7 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
         };
         t = back;
         let full = rows.len() as u64 >= super::BATCH;
+        shared.pos.store(t.last, Ordering::SeqCst);
         if !rows.is_empty() && shared.tx.send(Arc::new(rows)).is_err() {
             return; // Nobody follows.
         }

@@ -214,6 +214,11 @@ async fn run(
             }
         };
         loop {
+            if let Some((_, pos)) = &sub {
+                if t.last >= *pos {
+                    break; // The shared reader's batches hold the rest.
+                }
+            }
             let r = tokio::task::spawn_blocking(move || {
                 let r = round(&mut t);
                 (t, r)
@@ -256,7 +261,7 @@ async fn run(
                 return;
             }
         }
-        let Some(mut sub) = sub else { continue };
+        let Some((mut sub, _)) = sub else { continue };
         // Follow until we fall behind the shared reader or it ends; then
         // read on our own again from where we are.
         loop {
