@@ -128,7 +128,7 @@ impl ServerConfig {
             http_public: false,
             http_cors_origin: None,
             query_budget: Duration::from_secs(10),
-            http_nice: 10,
+            http_nice: 19,
             self_domain: None,
             auth: None,
             tls: None,

@@ -7,7 +7,8 @@
 //! slow ingestion. So the HTTP endpoints (query API, `/metrics`, control)
 //! run on a runtime of their own whose threads — workers and the blocking
 //! pool that runs the SQL reads and tile upkeep — are niced
-//! ([`ServerConfig::http_nice`], 10 by default): while collection needs the
+//! ([`ServerConfig::http_nice`], 19 by default: the lowest priority, as
+//! collection comes first): while collection needs the
 //! cores it gets them and readers fall behind (a tail that falls too far
 //! behind is told where to resume); when the cores are idle, readers get
 //! them all. Nothing is shared under a lock between the two sides: readers

@@ -54,7 +54,7 @@ pub struct ReadersArgs {
     pub latency_seconds: u64,
     /// Nice value of the server's HTTP threads (0 to 19), as `streamgauge
     /// server --http-nice`.
-    #[arg(long, value_name = "N", default_value_t = 10,
+    #[arg(long, value_name = "N", default_value_t = 19,
           value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: i32,
 }
