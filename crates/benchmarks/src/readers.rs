@@ -11,8 +11,9 @@ use ::server::{Server, ServerConfig};
 use anyhow::{Context, Result};
 use omsp::Content;
 
+use crate::pg::PgTarget;
 use crate::replay::Replay;
-use crate::verify::Watcher;
+use crate::server::{PgServer, Watch};
 use crate::workload::{self, Preset};
 
 /// What to measure (`streamgauge bench readers --help` describes each).
@@ -30,6 +31,8 @@ pub struct Options {
     pub latency_seconds: u64,
     /// Nice value of the server's HTTP threads.
     pub http_nice: i32,
+    /// Store into a throwaway PostgreSQL cluster instead of SQLite.
+    pub pg: bool,
 }
 
 const DOMAIN: &str = "readers";
@@ -48,14 +51,26 @@ pub fn run(args: &Options) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let target = if args.pg {
+        let pg = PgServer {
+            temp: true,
+            ..PgServer::default()
+        };
+        Some(PgTarget::open(&pg)?)
+    } else {
+        None
+    };
     let mut config = ServerConfig::new(tmp.path());
+    if let Some(pg) = &target {
+        config.backend = ::server::Backend::Postgres(pg.opts.clone());
+    }
     config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     config.http_nice = args.http_nice;
     let server = runtime.block_on(Server::start(config))?;
     let addr = server.local_addrs()[0];
     let http = server.http_addr().context("no HTTP address")?;
-    let result = measure(args, addr, http, tmp.path());
+    let result = measure(args, addr, http, tmp.path(), target.as_ref());
     runtime.block_on(server.shutdown());
     result
 }
@@ -65,22 +80,23 @@ fn measure(
     addr: SocketAddr,
     http: SocketAddr,
     dir: &std::path::Path,
+    pg: Option<&PgTarget>,
 ) -> Result<()> {
     let schema = Preset::Issue.schema();
     let start = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
-    let watcher_path = dir.join(format!("{DOMAIN}.sq3"));
     // Prime the stream so that tails have something to follow.
     let prime = workload::encode_session(&schema, Content::Binary, DOMAIN, 999, 10, start)?;
     let replay = Replay::connect(addr, vec![prime])?;
     replay.start();
     replay.join()?;
-    let watcher = Watcher::open(&watcher_path, &schema, Duration::from_secs(10))?;
+    let mut watcher = Watch::open(pg, dir, DOMAIN, &schema)?;
     let hidden = indicatif::ProgressBar::hidden();
     let mut total = 10;
     watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
     let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
     println!(
-        "ingestion: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop, HTTP threads at nice {}",
+        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop, HTTP threads at nice {}",
+        if pg.is_some() { "PostgreSQL" } else { "SQLite" },
         args.tuples, args.rounds, args.subscribers, args.http_nice
     );
     println!(

@@ -8,8 +8,9 @@ use clap::Args;
 /// Long help of `streamgauge bench readers`.
 pub const LONG_ABOUT: &str = "\
 Measure what readers of the query API cost ingestion, and the latency of a
-live tail, with a collection server started in this process (SQLite, on
-127.0.0.1, --http on a free port).
+live tail, with a collection server started in this process (SQLite, or
+with --pg a throwaway PostgreSQL cluster; on 127.0.0.1, --http on a free
+port).
 
 Ingestion: after one unmeasured warm-up round, --rounds pairs of rounds,
 each storing --tuples tuples from one client into the same stream: once
@@ -57,6 +58,10 @@ pub struct ReadersArgs {
     #[arg(long, value_name = "N", default_value_t = 19,
           value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: i32,
+    /// Store into a throwaway PostgreSQL cluster (started for the run, as
+    /// user postgres when run as root) instead of SQLite.
+    #[arg(long)]
+    pub pg: bool,
 }
 
 /// Runs the benchmark; it prints the results as they come.
@@ -68,6 +73,7 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
         latency_rate: a.latency_rate,
         latency_seconds: a.latency_seconds,
         http_nice: a.http_nice,
+        pg: a.pg,
     })?;
     Ok(true)
 }

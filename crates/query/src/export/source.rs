@@ -345,3 +345,40 @@ impl ExportError {
         }
     }
 }
+
+/// A [`Source`] that may be dropped anywhere. Readers that live in async
+/// tasks (a live tail, the tiles' background catch-up) end on async
+/// workers, and a PostgreSQL client blocks while it closes, which tokio
+/// refuses there (it panics): so a PostgreSQL connection dropped inside a
+/// runtime is closed on a thread of its own.
+pub struct Conn(Option<Source>);
+
+impl Conn {
+    /// Wraps `src`.
+    pub fn new(src: Source) -> Conn {
+        Conn(Some(src))
+    }
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Source;
+    fn deref(&self) -> &Source {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Source {
+        self.0.as_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(src) = self.0.take() {
+            if matches!(src, Source::Postgres(_)) && tokio::runtime::Handle::try_current().is_ok() {
+                std::thread::spawn(move || drop(src));
+            }
+        }
+    }
+}

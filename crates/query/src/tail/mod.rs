@@ -24,7 +24,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use crate::auth::Caller;
 use crate::error::QueryError;
 use crate::exec::open;
-use crate::export::{columns, Cell, Column, ExportError, Source, Timestamps};
+use crate::export::{columns, Cell, Column, Conn, ExportError, Source, Timestamps};
 use crate::format::json::write_api_value;
 use crate::plan;
 use crate::request::RowsRequest;
@@ -45,7 +45,7 @@ const QUEUE: usize = 4;
 /// What a tail needs between rounds.
 pub struct Tail {
     /// The domain's connection.
-    src: Source,
+    src: Conn,
     /// The stream's table.
     table: String,
     /// Parsed filters and columns.
@@ -116,7 +116,7 @@ async fn open_tail(
             None => max_id(&mut src, &schema.name).map_err(QueryError::Database)?,
         };
         Ok(Tail {
-            src,
+            src: Conn::new(src),
             table: schema.name,
             req,
             last,

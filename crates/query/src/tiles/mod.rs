@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use omsp::OmlType;
 
-use crate::export::{Column, ExportError, Kind, Source};
+use crate::export::{Column, Conn, ExportError, Kind, Source};
 use crate::request::RowsRequest;
 use crate::sql::{Param, PgType, Sql};
 use crate::state::{Backend, CommitFeed};
@@ -295,7 +295,7 @@ impl TileCache {
         let cache: Weak<TileCache> = Arc::downgrade(self);
         let domain = domain.to_owned();
         rt.spawn(async move {
-            let mut conn: Option<Source> = None;
+            let mut conn: Option<Conn> = None;
             while rx.changed().await.is_ok() {
                 tokio::time::sleep(COALESCE).await;
                 rx.borrow_and_update();
@@ -313,9 +313,9 @@ impl TileCache {
                 let done = tokio::task::spawn_blocking(move || {
                     let mut src = match conn {
                         Some(s) => s,
-                        None => b.open(&d)?.ok_or_else(|| {
+                        None => Conn::new(b.open(&d)?.ok_or_else(|| {
                             ExportError::Invalid(format!("domain {d} disappeared"))
-                        })?,
+                        })?),
                     };
                     for s in sets {
                         lock(&s).catch_up(&mut src)?;
