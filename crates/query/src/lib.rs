@@ -29,6 +29,7 @@ pub mod export;
 pub mod format;
 mod openapi;
 pub mod plan;
+mod priority;
 pub mod request;
 mod routes;
 pub mod sql;

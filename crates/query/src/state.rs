@@ -123,7 +123,10 @@ impl Backend {
                 Source::sqlite(&path).map(Some)
             }
             Backend::Postgres(opts) => match Pg::connect(&opts.config(domain)?) {
-                Ok(c) => Ok(Some(Source::Postgres(Box::new(c)))),
+                Ok(mut c) => {
+                    crate::priority::follow_thread(&mut c, opts.config(domain)?.get_hosts());
+                    Ok(Some(Source::Postgres(Box::new(c))))
+                }
                 Err(e) if e.code() == Some(&postgres::error::SqlState::INVALID_CATALOG_NAME) => {
                     Ok(None)
                 }

@@ -58,10 +58,16 @@ pub fn run(
         .build()
         .map_err(ExportError::Io)?;
     let config = pg.copy_config().clone();
+    let hosts = config.get_hosts().to_vec();
     let copy = format!("COPY ({select}) TO STDOUT (FORMAT binary)");
     let stream = rt.block_on(async move {
         let (client, conn) = config.connect(tokio_postgres::NoTls).await?;
         tokio::spawn(conn);
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await?
+            .get(0);
+        crate::priority::backend_follows_thread(pid, &hosts);
         client
             .batch_execute(&format!(
                 "SET statement_timeout = '{}'",
