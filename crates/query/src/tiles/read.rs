@@ -114,8 +114,18 @@ pub fn after(
                 f(sqlite_point(r, c.ty)?);
             }
         }
+        Source::Postgres(db) if after > 0 => {
+            // A catch-up (after each commit, before each request) reads a
+            // few new rows: a plain statement on this connection. COPY
+            // would open a connection (a backend process) every time.
+            let sql = sql.replace("$1", "$1::int8");
+            let mut it = db.query_raw(sql.as_str(), [after])?;
+            while let Some(r) = it.next()? {
+                f(pg_point(&r, c.ty)?);
+            }
+        }
         Source::Postgres(db) => {
-            // Binary COPY (a build reads every row); COPY takes no
+            // A build reads every row: binary COPY. COPY takes no
             // parameters, and `after` is our own integer, not caller input.
             let sql = sql.replace("$1", &after.to_string());
             let cols = [
