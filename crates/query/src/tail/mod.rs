@@ -191,8 +191,16 @@ fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
         Ok(())
     })?;
     t.last = last;
-    let end = max_id(&mut t.src, &t.table)?;
-    Ok((out.finish(), end - t.last))
+    // Less than a full batch: nothing left to read, no lag. Only a full
+    // batch asks where the end is (on PostgreSQL, max() walks back over
+    // the rows of the writer's open transaction, on the very pages it is
+    // filling).
+    let lag = if out.len() < limit {
+        0
+    } else {
+        max_id(&mut t.src, &t.table)? - t.last
+    };
+    Ok((out.finish(), lag))
 }
 
 async fn run(
