@@ -126,6 +126,10 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
         sql.push(" AND ").ident(ID).push(" > ");
         sql.bind(Param::Int(a), PgType::Int8);
     }
+    if let Some(u) = req.until {
+        sql.push(" AND ").ident(ID).push(" <= ");
+        sql.bind(Param::Int(u), PgType::Int8);
+    }
     filters(&mut sql, req);
     // Qualified: PostgreSQL would otherwise order by the `::text` output column.
     sql.push(" ORDER BY ").ident(table).push(".").ident(ID);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use store::Row;
+use store::{Row, Sink};
 
 /// One SSE event.
 #[derive(Debug, Default, Clone)]
@@ -202,4 +202,63 @@ fn subscribers_joining_during_commits_get_every_row_once() {
             assert_eq!(row, &serde_json::json!({ fields: id }), "row {id}");
         }
     }
+}
+
+/// On PostgreSQL a tail reads ids up to one batch past the last row it
+/// sent (so it never scans the writer's open transaction): rows committed
+/// in one go beyond a batch, and rows behind a gap of ids larger than a
+/// batch (as a rolled-back transaction leaves), still all arrive.
+#[test]
+fn postgres_tail_crosses_large_batches_and_gaps_of_ids() {
+    let mut db = postgres("tailgap");
+    let mut pg = pg_options().connect("tailgap").unwrap();
+    let max = |pg: &mut postgres::Client| -> i64 {
+        pg.query_one("SELECT max(oml_tuple_id)::int8 FROM m_all", &[])
+            .unwrap()
+            .get(0)
+    };
+    let start = max(&mut pg);
+    let feed = Arc::new(Feed(tokio::sync::watch::channel(0).0));
+    let mut state = pg_state().with_feed(feed.clone());
+    state.poll = Duration::from_secs(30);
+    let srv = Server::start(state);
+    let path = format!("/api/v1/domains/tailgap/streams/m_all/tail?fields=i32&after={start}");
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let t = db.find_table("m_all").unwrap();
+        let mut put = |db: &mut store::PgStore, n: i64| {
+            for i in 0..n {
+                db.insert(&Row {
+                    table: t,
+                    sender: 1,
+                    seq: 1000 + i,
+                    ts_client: i as f64,
+                    ts_server: i as f64,
+                    values: all_values(i),
+                })
+                .unwrap();
+            }
+            db.commit().unwrap();
+            feed.0.send_modify(|n| *n += 1);
+        };
+        put(&mut db, 2500);
+        // 3000 ids nobody will ever commit.
+        pg.batch_execute(
+            "SELECT setval(pg_get_serial_sequence('m_all', 'oml_tuple_id'), \
+             (SELECT last_value FROM m_all_oml_tuple_id_seq) + 3000)",
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        put(&mut db, 3);
+        let end = max(&mut pg);
+        (db, end)
+    });
+    let (ev, _conn) = events(&srv, &path, &[], |ev| ids(ev).len() >= 2503);
+    let (_db, end) = writer.join().unwrap();
+    let got = ids(&ev);
+    assert_eq!(got.len(), 2503);
+    assert_eq!(got[0], start + 1);
+    assert_eq!(got[2499], start + 2500);
+    assert_eq!(got[2500..], [end - 2, end - 1, end]);
+    assert!(end - start > 5000, "the gap is there");
 }

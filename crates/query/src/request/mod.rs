@@ -92,6 +92,9 @@ pub struct RowsRequest {
     pub limit: Option<u64>,
     /// Only rows with `oml_tuple_id` above this (the `next` cursor).
     pub after: Option<i64>,
+    /// Only rows with `oml_tuple_id` at most this (set by live tails, not
+    /// a query parameter).
+    pub until: Option<i64>,
     /// Output format.
     pub format: Format,
     /// JSON integers as strings (for JavaScript, which loses digits above 2^53).
@@ -290,6 +293,7 @@ impl RowsRequest {
             predicates,
             limit,
             after,
+            until: None,
             format,
             int64_string,
             raw_timestamps,

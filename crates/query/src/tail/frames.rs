@@ -100,6 +100,11 @@ impl FramesBuilder {
         self.rows.len()
     }
 
+    /// No rows yet.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// The batch.
     pub fn finish(self) -> Frames {
         Frames {

@@ -28,7 +28,7 @@ use crate::export::{columns, Cell, Column, Conn, ExportError, Source, Timestamps
 use crate::format::json::write_api_value;
 use crate::plan;
 use crate::request::RowsRequest;
-use crate::sql::Sql;
+use crate::sql::{Dialect, Sql};
 use crate::state::QueryState;
 
 mod frames;
@@ -170,14 +170,47 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 
 /// One round: the rows after `t.last` as events, and how far behind the
 /// end we are.
+///
+/// On PostgreSQL, a scan for the rows after the last one sent runs on,
+/// past the last committed row, through every row of the writer's open
+/// transaction (invisible, but each one checked), on the very pages the
+/// writer is filling. When the request selects every row (no time,
+/// sender or value filter) its ids are dense, so the round reads ids up
+/// to `last + batch` only: fewer rows than a batch then means the
+/// committed end. A round that finds nothing under that bound (ids a
+/// rolled-back transaction used, or nothing new) looks once without it.
 fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
+    let limit = t.req.limit.unwrap_or(BATCH) as usize;
+    let dense = t.src.dialect() == Dialect::Postgres
+        && t.req.from.is_none()
+        && t.req.to.is_none()
+        && t.req.senders.is_empty()
+        && t.req.predicates.is_empty();
+    t.req.until = dense.then(|| t.last.saturating_add(limit as i64));
+    let mut out = read(t, limit)?;
+    if dense && out.is_empty() {
+        t.req.until = None;
+        out = read(t, limit)?;
+    }
+    // Less than a full batch: nothing left to read, no lag. Only a full
+    // batch asks where the end is (on PostgreSQL, max() also walks back
+    // over the writer's open transaction).
+    let lag = if out.len() < limit {
+        0
+    } else {
+        max_id(&mut t.src, &t.table)? - t.last
+    };
+    Ok((out.finish(), lag))
+}
+
+/// Reads up to `limit` rows after `t.last` as events; moves `t.last`.
+fn read(t: &mut Tail, limit: usize) -> Result<FramesBuilder, ExportError> {
     t.req.after = Some(t.last);
     let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
     let cols: Vec<Column> = plan::selected(&t.req);
     let times = Timestamps::new(None);
     let mut out = FramesBuilder::new(cols[1..].iter().map(|c| c.name.as_str()));
     let int64_string = t.req.int64_string;
-    let limit = t.req.limit.unwrap_or(BATCH) as usize;
     let mut last = t.last;
     t.src.run(&sql, &cols, |cells| {
         if out.len() < limit {
@@ -191,16 +224,7 @@ fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
         Ok(())
     })?;
     t.last = last;
-    // Less than a full batch: nothing left to read, no lag. Only a full
-    // batch asks where the end is (on PostgreSQL, max() walks back over
-    // the rows of the writer's open transaction, on the very pages it is
-    // filling).
-    let lag = if out.len() < limit {
-        0
-    } else {
-        max_id(&mut t.src, &t.table)? - t.last
-    };
-    Ok((out.finish(), lag))
+    Ok(out)
 }
 
 async fn run(
