@@ -226,7 +226,7 @@ fn postgres_tail_crosses_large_batches_and_gaps_of_ids() {
     let writer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
         let t = db.find_table("m_all").unwrap();
-        let mut put = |db: &mut store::PgStore, n: i64| {
+        let put = |db: &mut store::PgStore, n: i64| {
             for i in 0..n {
                 db.insert(&Row {
                     table: t,
