@@ -48,6 +48,18 @@ pub fn backend_follows_thread(pid: i32, hosts: &[Host]) {
     if rc != 0 {
         tracing::debug!(pid, nice, error = %std::io::Error::last_os_error(),
             "could not lower a reader's PostgreSQL session's priority");
+        return;
+    }
+    // And the thread's scheduling policy when it is SCHED_IDLE (`--http-nice
+    // 19`): the backend then yields to the writer's at once.
+    // SAFETY: sched_getscheduler(0) reads the calling thread's policy;
+    // param is a valid sched_param.
+    #[allow(unsafe_code)]
+    unsafe {
+        if libc::sched_getscheduler(0) == libc::SCHED_IDLE {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(pid, libc::SCHED_IDLE, &param);
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //! run on a runtime of their own whose threads — workers and the blocking
 //! pool that runs the SQL reads and tile upkeep — are niced
 //! ([`ServerConfig::http_nice`], 19 by default: the lowest priority, as
-//! collection comes first): while collection needs the
+//! collection comes first; at 19 they also run under `SCHED_IDLE`, which
+//! hands a core back the moment a collection thread wakes instead of at
+//! the end of the reader's time slice): while collection needs the
 //! cores it gets them and readers fall behind (a tail that falls too far
 //! behind is told where to resume); when the cores are idle, readers get
 //! them all. Nothing is shared under a lock between the two sides: readers
@@ -98,6 +100,19 @@ pub fn set_thread_nice(nice: i32) {
     };
     if rc != 0 {
         tracing::warn!(nice, error = %io::Error::last_os_error(), "could not lower the HTTP threads' priority");
+    }
+    if nice >= MAX_NICE {
+        // The lowest nice value still lets a reader keep a core for its
+        // time slice after collection wakes up; SCHED_IDLE gives the core
+        // back at once, which is what a pipeline of wake-ups (a writer
+        // waiting on its database) needs.
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: param is a valid sched_param; pid 0 is the calling thread.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if rc != 0 {
+            tracing::warn!(error = %io::Error::last_os_error(), "could not give the HTTP threads idle priority");
+        }
     }
 }
 

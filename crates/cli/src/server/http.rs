@@ -27,7 +27,7 @@ pub struct HttpArgs {
     /// Cancel a query API request that runs longer than this [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub query_budget: Option<f64>,
-    /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority [default: 19, the lowest].
+    /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority; at 19 (the default) they also run under SCHED_IDLE, and so do readers' PostgreSQL sessions on this host [default: 19].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: Option<i32>,
 }

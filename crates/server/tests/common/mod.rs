@@ -215,3 +215,40 @@ pub fn assert_good_stored(dir: &Path, domain: &str, n: i64) {
     let want: Vec<(i64, String)> = (0..n).map(|i| (i, format!("v{i}"))).collect();
     assert_eq!(rows, want);
 }
+
+/// Nice values of this process's threads named `sg-http` (field 19 of
+/// /proc/self/task/<tid>/stat, after the parenthesised name).
+pub fn http_thread_nices() -> Vec<i64> {
+    http_thread_fields(19)
+}
+
+/// Field `n` (1-based, as in proc(5)) of every `sg-http` thread's stat.
+pub fn http_thread_fields(n: usize) -> Vec<i64> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(comm) = std::fs::read_to_string(task.path().join("comm")) else {
+            continue;
+        };
+        if !comm.starts_with("sg-http") {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        // Fields from 3 (state) on.
+        let field = after_name.split(' ').nth(n - 3).unwrap();
+        out.push(field.parse().unwrap());
+    }
+    out
+}
+
+/// A request makes the runtime start its workers (and answers).
+pub async fn request(http: std::net::SocketAddr) {
+    let body = tokio::task::spawn_blocking(move || {
+        httpkit::client::Client::new(&http.to_string(), "server HTTP", "")
+            .get("/api/v1/domains")
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(body.trim_start().starts_with('['), "{body}");
+}
