@@ -134,11 +134,10 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     // Qualified: PostgreSQL would otherwise order by the `::text` output column.
     sql.push(" ORDER BY ").ident(table).push(".").ident(ID);
     if let Some(l) = req.limit {
+        let n = l.saturating_add(1).min(i64::MAX as u64);
         sql.push(" LIMIT ");
-        sql.bind(
-            Param::Int(l.saturating_add(1).min(i64::MAX as u64) as i64),
-            PgType::Int8,
-        );
+        sql.bind(Param::Int(n as i64), PgType::Int8);
+        sql.max_rows = Some(n);
     }
     sql
 }

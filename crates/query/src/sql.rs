@@ -65,6 +65,9 @@ pub struct Sql {
     pub text: String,
     /// Values of the placeholders, in order.
     pub params: Vec<Param>,
+    /// At most this many rows come back (a `LIMIT`), if known: small
+    /// results are fetched in one go.
+    pub max_rows: Option<u64>,
 }
 
 impl Sql {
@@ -74,6 +77,7 @@ impl Sql {
             dialect,
             text: String::new(),
             params: Vec::new(),
+            max_rows: None,
         }
     }
 

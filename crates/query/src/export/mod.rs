@@ -30,6 +30,6 @@ pub use cell::{columns, pg_cell, quote, sqlite_cell, Cell, Column, Kind, META};
 pub use error::ExportError;
 pub use parquet::ParquetWriter;
 pub use pgbin::{numeric_u64, pg_binary_cell, PgValue};
-pub use source::{select_list, Conn, Pg, Source};
+pub use source::{select_list, Conn, Pg, Source, FETCH};
 pub use text::{csv_field, json_value, text_value, TextWriter};
 pub use time::Timestamps;

@@ -43,11 +43,6 @@ impl Frames {
         Some((self.text.slice(at..), end))
     }
 
-    /// How many rows.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
     /// No rows at all.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()

@@ -107,11 +107,10 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
             (t, r)
         })
         .await;
-        let Ok((back, Ok((rows, _lag)))) = r else {
+        let Ok((back, Ok(super::Round { rows, full, .. }))) = r else {
             return;
         };
         t = back;
-        let full = rows.len() as u64 >= super::BATCH;
         shared.pos.store(t.last, Ordering::SeqCst);
         if !rows.is_empty() && shared.tx.send(Arc::new(rows)).is_err() {
             return; // Nobody follows.

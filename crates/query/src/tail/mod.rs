@@ -37,8 +37,13 @@ use frames::{Frames, FramesBuilder};
 pub use hub::Hub;
 use hub::Subscription;
 
-/// Rows read per round.
+/// Rows read in a round that follows a short one (the usual case: a
+/// commit's worth of new rows).
 const BATCH: u64 = 1000;
+/// Rows read in a round while behind: each full round reads four times as
+/// many as the last, up to this, so catching up after a large commit takes
+/// a few queries rather than one per thousand rows.
+const MAX_BATCH: u64 = 16_000;
 /// Batches (of up to [`BATCH`] rows) queued towards the client.
 const QUEUE: usize = 4;
 
@@ -52,6 +57,8 @@ pub struct Tail {
     req: RowsRequest,
     /// Last id sent.
     last: i64,
+    /// Rows to read in the next round.
+    batch: u64,
 }
 
 /// Starts a tail; errors (404, 400) are answered before the stream opens.
@@ -120,6 +127,7 @@ async fn open_tail(
             table: schema.name,
             req,
             last,
+            batch: BATCH,
         })
     })
     .await;
@@ -179,8 +187,9 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// to `last + batch` only: fewer rows than a batch then means the
 /// committed end. A round that finds nothing under that bound (ids a
 /// rolled-back transaction used, or nothing new) looks once without it.
-fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
-    let limit = t.req.limit.unwrap_or(BATCH) as usize;
+fn round(t: &mut Tail) -> Result<Round, ExportError> {
+    let limit = t.batch as usize;
+    t.req.limit = Some(t.batch);
     let dense = t.src.dialect() == Dialect::Postgres
         && t.req.from.is_none()
         && t.req.to.is_none()
@@ -195,12 +204,32 @@ fn round(t: &mut Tail) -> Result<(Frames, i64), ExportError> {
     // Less than a full batch: nothing left to read, no lag. Only a full
     // batch asks where the end is (on PostgreSQL, max() also walks back
     // over the writer's open transaction).
-    let lag = if out.len() < limit {
-        0
-    } else {
+    let full = out.len() >= limit;
+    let lag = if full {
         max_id(&mut t.src, &t.table)? - t.last
+    } else {
+        0
     };
-    Ok((out.finish(), lag))
+    t.batch = if full {
+        t.batch.saturating_mul(4).min(MAX_BATCH)
+    } else {
+        BATCH
+    };
+    Ok(Round {
+        rows: out.finish(),
+        lag,
+        full,
+    })
+}
+
+/// What one round read.
+struct Round {
+    /// The rows, as events.
+    rows: Frames,
+    /// How far behind the end of the stream the tail still is.
+    lag: i64,
+    /// Whether the round read all it asked for (more may be waiting).
+    full: bool,
 }
 
 /// Reads up to `limit` rows after `t.last` as events; moves `t.last`.
@@ -258,7 +287,7 @@ async fn run(
             .await;
             let Ok((back, r)) = r else { return };
             t = back;
-            let (rows, lag) = match r {
+            let Round { rows, lag, full } = match r {
                 Ok(x) => x,
                 Err(e) => {
                     let data = json!({"code": "database_error", "message": e.to_string()});
@@ -266,7 +295,6 @@ async fn run(
                     return;
                 }
             };
-            let full = rows.len() as u64 >= BATCH;
             if let Some((text, _)) = rows.after(i64::MIN) {
                 if tx.send(text).await.is_err() {
                     return; // The client went away.

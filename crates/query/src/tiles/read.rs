@@ -4,11 +4,12 @@
 //! decoded as the database orders them.
 
 use omsp::OmlType;
-use postgres::fallible_iterator::FallibleIterator;
 
 use super::summary::Num;
 use crate::export::pgcopy;
-use crate::export::{pg_binary_cell, quote, Cell, Column, ExportError, Kind, PgValue, Source};
+use crate::export::{
+    pg_binary_cell, quote, Cell, Column, ExportError, Kind, PgValue, Source, FETCH,
+};
 
 /// One row of a series: id, sender, timestamp and value, each `None` when
 /// M4 cannot use it (NULL, NaN).
@@ -108,7 +109,7 @@ pub fn after(
     );
     match src {
         Source::Sqlite(db) => {
-            let mut st = db.prepare(&sql.replace("$1", "?1"))?;
+            let mut st = db.prepare_cached(&sql.replace("$1", "?1"))?;
             let mut rows = st.query([after])?;
             while let Some(r) = rows.next()? {
                 f(sqlite_point(r, c.ty)?);
@@ -118,10 +119,22 @@ pub fn after(
             // A catch-up (after each commit, before each request) reads a
             // few new rows: a plain statement on this connection. COPY
             // would open a connection (a backend process) every time.
-            let sql = sql.replace("$1", "$1::int8");
-            let mut it = db.query_raw(sql.as_str(), [after])?;
-            while let Some(r) = it.next()? {
-                f(pg_point(&r, c.ty)?);
+            // Prepared once per connection (this runs after every commit),
+            // and read FETCH rows per call: row by row, the blocking client
+            // costs more than the rows.
+            let sql = format!("{} LIMIT {FETCH}", sql.replace("$1", "$1::int8"));
+            let st = db.prepared(&sql)?;
+            let mut from = after;
+            loop {
+                let rows = db.query(&st, &[&from])?;
+                for r in &rows {
+                    let p = pg_point(r, c.ty)?;
+                    from = p.0;
+                    f(p);
+                }
+                if rows.len() < FETCH {
+                    break;
+                }
             }
         }
         Source::Postgres(db) => {
@@ -200,8 +213,7 @@ pub fn leaves(
             let s: Vec<i64> = leaves.iter().map(|l| l.0).collect();
             let a: Vec<i64> = leaves.iter().map(|l| l.1).collect();
             let b: Vec<i64> = leaves.iter().map(|l| l.2).collect();
-            let mut it = db.query_raw(sql.as_str(), [&s, &a, &b])?;
-            while let Some(r) = it.next()? {
+            for r in db.query(sql.as_str(), &[&s, &a, &b])? {
                 f(pg_point(&r, c.ty)?);
             }
         }
