@@ -222,7 +222,8 @@ fn commits_fold_new_rows_into_the_tiles_in_the_background() {
     let feed = std::sync::Arc::new(Feed(tokio::sync::watch::channel(0).0));
     let state = sqlite_state(dir.path()).with_feed(feed.clone());
     let srv = Server::start(state.clone());
-    let (s, _) = srv.get("/api/v1/domains/bg/streams/m_rand/rows?points=100&fields=v");
+    // Two fields: one read folds new rows into both sets.
+    let (s, _) = srv.get("/api/v1/domains/bg/streams/m_rand/rows?points=100&fields=v,n");
     assert_eq!(s, 200);
     let rows = |st: &query::QueryState| state_rows(st);
     assert_eq!(rows(&state), (ROWS - 1) as u64 * 3);
@@ -238,7 +239,9 @@ fn commits_fold_new_rows_into_the_tiles_in_the_background() {
     }
 }
 
-/// Rows folded into the one tile set of `state`.
+/// Rows folded into every tile set of `state` (the fewest of any set).
 fn state_rows(state: &query::QueryState) -> u64 {
-    state.tiles.as_ref().unwrap().stats()[0].3
+    let stats = state.tiles.as_ref().unwrap().stats();
+    assert_eq!(stats.len(), 2, "a set per field");
+    stats.iter().map(|s| s.3).min().unwrap()
 }

@@ -193,20 +193,26 @@ impl TileCache {
         }
         let time = req.time.column();
         let mut kept = Kept::default();
-        for f in fields {
-            let Kind::Field(ty) = f.kind else { continue };
-            let key = (
-                scope.domain.to_owned(),
-                table.to_owned(),
-                time,
-                f.name.clone(),
-            );
-            let set = self.set(key, ty);
+        let sets: Vec<(&Column, OmlType, Arc<Mutex<TileSet>>)> = fields
+            .iter()
+            .filter_map(|&f| {
+                let Kind::Field(ty) = f.kind else { return None };
+                let key = (
+                    scope.domain.to_owned(),
+                    table.to_owned(),
+                    time,
+                    f.name.clone(),
+                );
+                Some((f, ty, self.set(key, ty)))
+            })
+            .collect();
+        let all: Vec<Arc<Mutex<TileSet>>> = sets.iter().map(|s| s.2.clone()).collect();
+        kept.folded += catch_up(&all, src)?;
+        for (f, ty, set) in sets {
             let mut acc: BTreeMap<i64, Vec<Option<M4>>> = BTreeMap::new();
             let mut reads = Vec::new();
             {
-                let mut s = lock(&set);
-                kept.folded += s.catch_up(src)?;
+                let s = lock(&set);
                 for (&sender, p) in &s.senders {
                     if wanted.as_ref().is_some_and(|w| !w.contains(&sender)) {
                         continue;
@@ -317,9 +323,7 @@ impl TileCache {
                             ExportError::Invalid(format!("domain {d} disappeared"))
                         })?),
                     };
-                    for s in sets {
-                        lock(&s).catch_up(&mut src)?;
-                    }
+                    catch_up(&sets, &mut src)?;
                     Ok::<_, ExportError>(src)
                 })
                 .await;
@@ -334,6 +338,19 @@ impl TileCache {
             }
         });
     }
+}
+
+/// Catches `sets` up together (see [`set::catch_up_all`]). They are
+/// locked in one order (by address) wherever several are held at once, so
+/// the background catch-up and requests never wait on each other in a
+/// circle.
+fn catch_up(sets: &[Arc<Mutex<TileSet>>], src: &mut Source) -> Result<u64, ExportError> {
+    let mut sorted: Vec<&Arc<Mutex<TileSet>>> = sets.iter().collect();
+    sorted.sort_by_key(|s| Arc::as_ptr(s));
+    sorted.dedup_by_key(|s| Arc::as_ptr(s));
+    let mut guards: Vec<MutexGuard<'_, TileSet>> = sorted.iter().map(|s| lock(s)).collect();
+    let mut refs: Vec<&mut TileSet> = guards.iter_mut().map(|g| &mut **g).collect();
+    set::catch_up_all(&mut refs, src)
 }
 
 /// Sender ids selected by `sender=` (names or ids, as the SQL filter

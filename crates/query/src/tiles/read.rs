@@ -69,17 +69,23 @@ fn cell_num(c: &Cell) -> Option<Num> {
     }
 }
 
-fn sqlite_point(r: &rusqlite::Row<'_>, ty: OmlType) -> rusqlite::Result<Point> {
-    let t = match r.get_ref(2)? {
+/// The timestamp (third column) of a SQLite row, `None` if unusable.
+fn sqlite_time(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<f64>> {
+    Ok(match r.get_ref(2)? {
         rusqlite::types::ValueRef::Real(f) if !f.is_nan() => Some(f),
         rusqlite::types::ValueRef::Integer(i) => Some(i as f64),
         _ => None,
-    };
-    let v = sqlite_num(r.get_ref(3)?, ty);
-    Ok((r.get(0)?, r.get(1)?, t, v))
+    })
 }
 
-fn pg_point(r: &postgres::Row, ty: OmlType) -> Result<Point, postgres::Error> {
+fn sqlite_point(r: &rusqlite::Row<'_>, ty: OmlType) -> rusqlite::Result<Point> {
+    let v = sqlite_num(r.get_ref(3)?, ty);
+    Ok((r.get(0)?, r.get(1)?, sqlite_time(r)?, v))
+}
+
+/// Id, sender and timestamp of a PostgreSQL row read by [`Fields`] or
+/// [`Columns`] (the first three columns).
+fn pg_head(r: &postgres::Row) -> Result<(i64, i64, Option<f64>), postgres::Error> {
     let id = match r.try_get::<_, PgValue>(0)? {
         PgValue::Int(i) => i,
         _ => 0,
@@ -92,45 +98,94 @@ fn pg_point(r: &postgres::Row, ty: OmlType) -> Result<Point, postgres::Error> {
         Some(PgValue::Real(f)) if !f.is_nan() => Some(f),
         _ => None,
     };
+    Ok((id, sender, t))
+}
+
+fn pg_point(r: &postgres::Row, ty: OmlType) -> Result<Point, postgres::Error> {
+    let (id, sender, t) = pg_head(r)?;
     let v = pg_binary_cell(r.try_get(3)?, Kind::Field(ty));
     Ok((id, sender, t, cell_num(&v)))
 }
 
+/// The rows after an id, with several fields of one table at once: a
+/// catch-up folds each row into every field's tiles from one read.
+pub struct Fields<'a> {
+    /// Stream table.
+    pub table: &'a str,
+    /// `oml_ts_server` or `oml_ts_client`.
+    pub time: &'a str,
+    /// The fields and their OML types.
+    pub fields: &'a [(String, OmlType)],
+}
+
+impl Fields<'_> {
+    /// `SELECT id, sender, time, fields… FROM table AS t`.
+    fn select(&self) -> String {
+        let mut s = format!(
+            "SELECT t.oml_tuple_id, t.oml_sender_id, t.{}",
+            quote(self.time)
+        );
+        for (f, _) in self.fields {
+            s.push_str(", t.");
+            s.push_str(&quote(f));
+        }
+        s.push_str(" FROM ");
+        s.push_str(&quote(self.table));
+        s.push_str(" AS t");
+        s
+    }
+}
+
+/// A row of [`after`]: id, sender, timestamp and one value per field.
+pub type Row<'a> = (i64, i64, Option<f64>, &'a [Option<Num>]);
+
 /// Calls `f` for every row with an id above `after`, in id order.
 pub fn after(
     src: &mut Source,
-    c: &Columns<'_>,
+    c: &Fields<'_>,
     after: i64,
-    mut f: impl FnMut(Point),
+    mut f: impl FnMut(Row<'_>),
 ) -> Result<(), ExportError> {
     let sql = format!(
         "{} WHERE t.oml_tuple_id > $1 ORDER BY t.oml_tuple_id",
         c.select()
     );
+    let mut vals: Vec<Option<Num>> = Vec::with_capacity(c.fields.len());
     match src {
         Source::Sqlite(db) => {
             let mut st = db.prepare_cached(&sql.replace("$1", "?1"))?;
             let mut rows = st.query([after])?;
             while let Some(r) = rows.next()? {
-                f(sqlite_point(r, c.ty)?);
+                let t = sqlite_time(r)?;
+                vals.clear();
+                for (k, (_, ty)) in c.fields.iter().enumerate() {
+                    vals.push(sqlite_num(r.get_ref(3 + k)?, *ty));
+                }
+                f((r.get(0)?, r.get(1)?, t, &vals));
             }
         }
         Source::Postgres(db) if after > 0 => {
             // A catch-up (after each commit, before each request) reads a
-            // few new rows: a plain statement on this connection. COPY
-            // would open a connection (a backend process) every time.
-            // Prepared once per connection (this runs after every commit),
-            // and read FETCH rows per call: row by row, the blocking client
-            // costs more than the rows.
+            // few new rows: a plain statement on this connection, prepared
+            // once (COPY would open a connection, a backend process, every
+            // time), FETCH rows per call (row by row, the blocking client
+            // costs more than the rows).
             let sql = format!("{} LIMIT {FETCH}", sql.replace("$1", "$1::int8"));
             let st = db.prepared(&sql)?;
             let mut from = after;
             loop {
                 let rows = db.query(&st, &[&from])?;
                 for r in &rows {
-                    let p = pg_point(r, c.ty)?;
-                    from = p.0;
-                    f(p);
+                    let (id, sender, t) = pg_head(r)?;
+                    vals.clear();
+                    for (k, (_, ty)) in c.fields.iter().enumerate() {
+                        vals.push(cell_num(&pg_binary_cell(
+                            r.try_get(3 + k)?,
+                            Kind::Field(*ty),
+                        )));
+                    }
+                    from = id;
+                    f((id, sender, t, &vals));
                 }
                 if rows.len() < FETCH {
                     break;
@@ -141,24 +196,16 @@ pub fn after(
             // A build reads every row: binary COPY. COPY takes no
             // parameters, and `after` is our own integer, not caller input.
             let sql = sql.replace("$1", &after.to_string());
-            let cols = [
-                Column {
-                    name: "id".into(),
-                    kind: Kind::Meta,
-                },
-                Column {
-                    name: "sender".into(),
-                    kind: Kind::Meta,
-                },
-                Column {
-                    name: "t".into(),
-                    kind: Kind::Time,
-                },
-                Column {
-                    name: "v".into(),
-                    kind: Kind::Field(c.ty),
-                },
+            let meta = |name: &str, kind| Column {
+                name: name.into(),
+                kind,
+            };
+            let mut cols = vec![
+                meta("id", Kind::Meta),
+                meta("sender", Kind::Meta),
+                meta("t", Kind::Time),
             ];
+            cols.extend(c.fields.iter().map(|(n, ty)| meta(n, Kind::Field(*ty))));
             pgcopy::run(db, &sql, &cols, |cells| {
                 let int = |c: &Cell| match c {
                     Cell::Int(i) => *i,
@@ -168,7 +215,9 @@ pub fn after(
                     Cell::Real(t) if !t.is_nan() => Some(t),
                     _ => None,
                 };
-                f((int(&cells[0]), int(&cells[1]), t, cell_num(&cells[3])));
+                vals.clear();
+                vals.extend(cells[3..].iter().map(cell_num));
+                f((int(&cells[0]), int(&cells[1]), t, &vals));
                 Ok(())
             })?;
         }
