@@ -375,7 +375,11 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     });
     let got = rows(&admin, &all);
     assert_eq!(got.len(), 100);
-    let seqs: Vec<u64> = got.iter().map(|r| r[1].as_u64().unwrap()).collect();
+    // Records come in per-CPU batches, so rows follow the order in which
+    // batches were flushed, not sequence order, when packets were handled
+    // on several CPUs.
+    let mut seqs: Vec<u64> = got.iter().map(|r| r[1].as_u64().unwrap()).collect();
+    seqs.sort_unstable();
     assert_eq!(seqs, (0..100).collect::<Vec<u64>>());
     let delays: Vec<f64> = got.iter().map(|r| r[2].as_f64().unwrap()).collect();
     assert!(
@@ -401,10 +405,11 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     send(&net.src, 20);
     let new = events(tail, 10);
     assert!(new.iter().all(|(id, _)| *id > last), "{new:?}");
-    let new_seqs: Vec<u64> = new
+    let mut new_seqs: Vec<u64> = new
         .iter()
         .map(|(_, v)| v["seq"].as_u64().unwrap())
         .collect();
+    new_seqs.sort_unstable();
     assert_eq!(new_seqs, (100..110).collect::<Vec<u64>>());
 
     // The monitor's snapshots carry the sink's counters.
