@@ -33,6 +33,8 @@ pub struct Options {
     pub http_nice: i32,
     /// Store into a throwaway PostgreSQL cluster instead of SQLite.
     pub pg: bool,
+    /// Subscribers ask for batched events (`batch=true`).
+    pub batched: bool,
 }
 
 const DOMAIN: &str = "readers";
@@ -95,9 +97,11 @@ fn measure(
     watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
     let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
     println!(
-        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers + a points=2000 query loop, HTTP threads at nice {}",
+        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + a points=2000 query loop, HTTP threads at nice {}",
         if pg.is_some() { "PostgreSQL" } else { "SQLite" },
-        args.tuples, args.rounds, args.subscribers, args.http_nice
+        args.tuples, args.rounds, args.subscribers,
+        if args.batched { "batched" } else { "per-row" },
+        args.http_nice
     );
     println!(
         "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",
@@ -130,8 +134,8 @@ fn measure(
                 args.tuples,
                 start,
             )?;
-            let readers =
-                loaded.then(|| Readers::start(http, &stream_path, total, args.subscribers));
+            let readers = loaded
+                .then(|| Readers::start(http, &stream_path, total, args.subscribers, args.batched));
             let replay = Replay::connect(addr, vec![session])?;
             let t0 = replay.start();
             replay.join()?;
@@ -187,7 +191,13 @@ struct Readers {
 }
 
 impl Readers {
-    fn start(http: SocketAddr, stream: &str, after: u64, subscribers: usize) -> Readers {
+    fn start(
+        http: SocketAddr,
+        stream: &str,
+        after: u64,
+        subscribers: usize,
+        batched: bool,
+    ) -> Readers {
         let stop = Arc::new(AtomicBool::new(false));
         let events = Arc::new(AtomicU64::new(0));
         let queries = Arc::new(AtomicU64::new(0));
@@ -205,13 +215,14 @@ impl Readers {
                 ::server::http_runtime::set_thread_nice(CLIENT_NICE);
                 let mut after = after;
                 while !stop.load(Ordering::Relaxed) {
-                    let path = format!("{base}?after={after}");
+                    let path = format!("{base}?after={after}&batch={batched}");
                     let mut resumed = None;
                     // Rows are counted, not parsed: the consumers stand for
                     // browsers on other machines, whose parsing costs this
                     // server nothing.
+                    // A batched event hands each row's line on its own.
                     let r = follow(http, &path, &stop, |event, data| {
-                        if event == b"row" {
+                        if event == b"row" || event == b"rows" {
                             events.fetch_add(1, Ordering::Relaxed);
                         } else if event == b"lagged" {
                             resumed = serde_json::from_slice::<serde_json::Value>(data)

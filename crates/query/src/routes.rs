@@ -182,8 +182,9 @@ pub async fn rows(
 #[utoipa::path(get, path = "/api/v1/domains/{domain}/streams/{stream}/tail",
     params(("domain" = String, Path), ("stream" = String, Path),
         ("after" = Option<String>, Query, description = "resume after this id (or Last-Event-ID)"),
+        ("batch" = Option<bool>, Query, description = "true: one `rows` event per batch (a JSON array per row on its own data line, names in the opening `fields` event) instead of one `row` event per row"),
         ("clock" = Option<String>, Query, description = "raw (default) or corrected client timestamps")),
-    responses((status = 200, description = "text/event-stream of `row` events; final `lagged` or `error`")))]
+    responses((status = 200, description = "text/event-stream of `row` events (or `fields` then `rows` events with batch=true); final `lagged` or `error`")))]
 pub async fn tail(
     State(st): State<QueryState>,
     caller: Caller,

@@ -58,7 +58,11 @@ fn events(
         } else if let Some(v) = l.strip_prefix("id:") {
             cur.id = v.trim().into();
         } else if let Some(v) = l.strip_prefix("data:") {
-            cur.data = v.trim().into();
+            // Several data lines make one value, joined by newlines.
+            if !cur.data.is_empty() {
+                cur.data.push('\n');
+            }
+            cur.data.push_str(v.trim());
         }
     }
     (out, r)
@@ -69,6 +73,29 @@ fn ids(ev: &[Event]) -> Vec<i64> {
         .filter(|e| e.event == "row")
         .map(|e| e.id.parse().unwrap())
         .collect()
+}
+
+/// The rows of a batched tail (`batch=true`) as objects, checking its
+/// framing: one `fields` event first, then `rows` events whose id is the
+/// id of their last row (`id_of` reads it from a row).
+fn batched_rows(ev: &[Event], id_of: impl Fn(&serde_json::Value) -> i64) -> Vec<serde_json::Value> {
+    assert_eq!(ev[0].event, "fields", "{ev:?}");
+    let names: Vec<String> = serde_json::from_str(&ev[0].data).unwrap();
+    let mut rows = Vec::new();
+    for e in ev[1..].iter().filter(|e| e.event == "rows") {
+        let batch: Vec<serde_json::Value> = e
+            .data
+            .split('\n')
+            .map(|line| {
+                let values: Vec<serde_json::Value> = serde_json::from_str(line).unwrap();
+                assert_eq!(values.len(), names.len(), "{line}");
+                names.iter().cloned().zip(values).collect()
+            })
+            .collect();
+        assert_eq!(e.id.parse::<i64>().unwrap(), id_of(batch.last().unwrap()));
+        rows.extend(batch);
+    }
+    rows
 }
 
 #[test]
@@ -141,6 +168,9 @@ fn tail_errors_come_before_the_stream() {
     assert_eq!(v["error"]["code"], "unknown_stream");
     let (s, v) = srv.json("/api/v1/domains/lab1/streams/m_all/tail?where=zz=1");
     assert_eq!(s, 404, "{v}");
+    let (s, v) = srv.json("/api/v1/domains/lab1/streams/m_all/tail?batch=yes");
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(v["error"]["details"]["parameter"], "batch", "{v}");
 }
 
 /// Subscribers of the same request share one reader; each still gets every
@@ -160,16 +190,32 @@ fn subscribers_joining_during_commits_get_every_row_once() {
     let last = ALL_ROWS + COMMITS * PER_COMMIT;
     let want: Vec<i64> = (first..=last).collect();
     let mut subscribers = Vec::new();
-    for k in 0..6u64 {
+    // Five share one reader, one asks for other fields, two for batched
+    // events (a reader of their own).
+    for k in 0..8u64 {
         let srv = Arc::clone(&srv);
-        let fields = if k == 5 { "u64" } else { "i32" };
-        let want = want.len();
+        let (fields, batch) = match k {
+            5 => ("u64", false),
+            6 | 7 => ("i32", true),
+            _ => ("i32", false),
+        };
+        let n = want.len();
         subscribers.push(std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(25 * k));
-            let path =
-                format!("/api/v1/domains/lab1/streams/m_all/tail?fields={fields}&after={ALL_ROWS}");
-            let (ev, _conn) = events(&srv, &path, &[], |ev| ids(ev).len() >= want);
-            (fields, ev)
+            std::thread::sleep(Duration::from_millis(25 * (k % 6)));
+            let path = format!(
+                "/api/v1/domains/lab1/streams/m_all/tail?fields={fields}&after={ALL_ROWS}&batch={batch}"
+            );
+            let batched = |ev: &[Event]| -> usize {
+                ev.iter()
+                    .filter(|e| e.event == "rows")
+                    .map(|e| e.data.lines().count())
+                    .sum()
+            };
+            let (ev, _conn) = events(&srv, &path, &[], |ev| match batch {
+                false => ids(ev).len() >= n,
+                true => batched(ev) >= n,
+            });
+            (fields, batch, ev)
         }));
     }
     let t = db.find_table("m_all").unwrap();
@@ -191,7 +237,14 @@ fn subscribers_joining_during_commits_get_every_row_once() {
         std::thread::sleep(Duration::from_millis(5));
     }
     for s in subscribers {
-        let (fields, ev) = s.join().unwrap();
+        let (fields, batch, ev) = s.join().unwrap();
+        if batch {
+            let rows = batched_rows(&ev, |v| v[fields].as_i64().unwrap());
+            let got: Vec<i64> = rows.iter().map(|r| r[fields].as_i64().unwrap()).collect();
+            assert_eq!(got, want, "batched: every row once, in order");
+            assert!(ids(&ev).is_empty(), "no row events in a batched tail");
+            continue;
+        }
         assert_eq!(ids(&ev), want, "{fields}: every row once, in order");
         let rows: Vec<serde_json::Value> = ev
             .iter()

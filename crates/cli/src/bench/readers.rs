@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use benchmarks::readers::Options;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 /// Long help of `streamgauge bench readers`.
 pub const LONG_ABOUT: &str = "\
@@ -27,7 +27,9 @@ with the median. The subscribers and the query loop stand for browsers
 on other machines: their threads run at nice 19 and count events without
 parsing them, so they take what the server leaves idle and the ratio
 measures what serving them costs the server, whose HTTP threads run at
---http-nice (as `streamgauge server --http-nice`).
+--http-nice (as `streamgauge server --http-nice`). They ask for batched
+events (`batch=true`, as the manager's live plots do) unless
+--tail-events row.
 
 Tail latency: one client sends --latency-rate rows per second for
 --latency-seconds, each row carrying its wall-clock send time; one tail
@@ -62,6 +64,20 @@ pub struct ReadersArgs {
     /// user postgres when run as root) instead of SQLite.
     #[arg(long)]
     pub pg: bool,
+    /// The events the subscribers ask for: batch (one `rows` event per
+    /// batch the server reads, `batch=true`, as the manager's live plots)
+    /// or row (one `row` event per row, the default of the tail API).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = TailEvents::Batch)]
+    pub tail_events: TailEvents,
+}
+
+/// Events a tail subscriber asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TailEvents {
+    /// One event per batch of rows (`batch=true`).
+    Batch,
+    /// One event per row.
+    Row,
 }
 
 /// Runs the benchmark; it prints the results as they come.
@@ -74,6 +90,7 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
         latency_seconds: a.latency_seconds,
         http_nice: a.http_nice,
         pg: a.pg,
+        batched: a.tail_events == TailEvents::Batch,
     })?;
     Ok(true)
 }

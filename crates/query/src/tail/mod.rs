@@ -1,5 +1,7 @@
 //! `GET …/tail`: new rows as Server-Sent Events (`event: row`, `id:` the
-//! row's `oml_tuple_id`, `data:` a JSON object). Resumes after
+//! row's `oml_tuple_id`, `data:` a JSON object; with `batch=true`, one
+//! `event: rows` per batch, a JSON array per row on its own `data:` line,
+//! after an opening `event: fields` naming the values). Resumes after
 //! `Last-Event-ID` or `?after=`; without either it starts at the end.
 //!
 //! The tail reads with its own connection, woken by the [`CommitFeed`]
@@ -59,6 +61,8 @@ pub struct Tail {
     last: i64,
     /// Rows to read in the next round.
     batch: u64,
+    /// One event per batch (`batch=true`) rather than per row.
+    batched: bool,
 }
 
 /// Starts a tail; errors (404, 400) are answered before the stream opens.
@@ -88,6 +92,11 @@ pub async fn tail(
         pairs,
     };
     let (tx, rx) = mpsc::channel::<Bytes>(QUEUE);
+    if tail.batched {
+        let cols = plan::selected(&tail.req);
+        // The queue is empty: this cannot wait.
+        let _ = tx.try_send(frames::fields(cols[1..].iter().map(|c| c.name.as_str())));
+    }
     tokio::spawn(run(state, domain, follow, tail, tx));
     frames::response(rx)
 }
@@ -116,6 +125,19 @@ async fn open_tail(
         let mut req = RowsRequest::parse(&pairs, &columns(&schema), start)?;
         crate::exec::corrected_if_possible(&mut src, &mut req)?;
         req.limit = Some(BATCH);
+        let batched = match pairs.iter().rev().find(|(k, _)| k == "batch") {
+            None => false,
+            Some((_, v)) => match v.as_str() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                other => {
+                    return Err(QueryError::bad(
+                        "batch",
+                        format!("{other:?}: use true (one event per batch of rows) or false"),
+                    ))
+                }
+            },
+        };
         let last = match resume {
             Some(v) => v.trim().parse::<i64>().map_err(|_| {
                 QueryError::bad("after", format!("{v:?}: give an event id (oml_tuple_id)"))
@@ -128,6 +150,7 @@ async fn open_tail(
             req,
             last,
             batch: BATCH,
+            batched,
         })
     })
     .await;
@@ -238,7 +261,7 @@ fn read(t: &mut Tail, limit: usize) -> Result<FramesBuilder, ExportError> {
     let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
     let cols: Vec<Column> = plan::selected(&t.req);
     let times = Timestamps::new(None);
-    let mut out = FramesBuilder::new(cols[1..].iter().map(|c| c.name.as_str()));
+    let mut out = FramesBuilder::new(cols[1..].iter().map(|c| c.name.as_str()), t.batched);
     let int64_string = t.req.int64_string;
     let mut last = t.last;
     t.src.run(&sql, &cols, |cells| {
