@@ -128,7 +128,9 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "rust-version check" python3 "$ROOT/scripts/check-msrv.py"
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "build without eBPF toolchain" bash "$ROOT/scripts/check-build-shape.sh"
-step "cargo test" cargo test --workspace
+# --no-fail-fast: one run reports every failing test binary, not only the
+# first (a CI run is long; its report should say all that is wrong).
+step "cargo test" cargo test --workspace --no-fail-fast
 step "cargo build --release" cargo build --workspace --release
 
 # The Python package (python/): built and installed into the machine's
