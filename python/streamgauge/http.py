@@ -141,17 +141,20 @@ def tail(url: str, stream: str | None = None, *, after: int | None = None, field
     too far behind."""
     last = after
     while True:
+        # Batched events: one per batch the server read, a JSON array per
+        # row on its own data line, named by the opening `fields` event.
         params = _params(fields=fields, where=where, sender=sender,
                          int64="string" if int64_string else None)
+        params.append(("batch", "true"))
         headers = {"Accept": "text/event-stream"}
         if last is not None:
             headers["Last-Event-ID"] = str(last)
-        url_ = _rows_url(url, stream, "tail") + ("?" + urllib.parse.urlencode(params) if params else "")
+        url_ = _rows_url(url, stream, "tail") + "?" + urllib.parse.urlencode(params)
         try:
             resp = _open(url_, token, headers)
         except urllib.error.URLError as e:
             raise Error(f"cannot reach {url_}: {e.reason}") from None
-        event, data, ident = "", "", None
+        event, data, names = "", [], []
         with resp:
             for raw in resp:
                 line = raw.decode().rstrip("\r\n")
@@ -163,20 +166,20 @@ def tail(url: str, stream: str | None = None, *, after: int | None = None, field
                     if key == "event":
                         event = value
                     elif key == "data":
-                        data = value
-                    elif key == "id":
-                        ident = value
+                        data.append(value)
                     continue
-                if event == "row" and ident is not None:
-                    last = int(ident)
-                    row = {"oml_tuple_id": last}
-                    row.update(json.loads(data))
-                    yield row
+                if event == "fields":
+                    names = json.loads(data[0])
+                elif event == "rows":
+                    for values in data:
+                        row = dict(zip(names, json.loads(values)))
+                        last = int(row["oml_tuple_id"])
+                        yield {"oml_tuple_id": last, **row}
                 elif event == "lagged":
-                    info = json.loads(data)
+                    info = json.loads(data[0])
                     raise LaggedError(info.get("message", "lagged"), int(info.get("resume_after", last or 0)))
                 elif event == "error":
-                    info = json.loads(data)
+                    info = json.loads(data[0])
                     raise ApiError(500, info.get("code", "error"), info.get("message", ""))
-                event, data, ident = "", "", None
+                event, data = "", []
         # The server closed the stream (restart, proxy timeout): resume.

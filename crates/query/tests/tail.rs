@@ -239,9 +239,16 @@ fn subscribers_joining_during_commits_get_every_row_once() {
     for s in subscribers {
         let (fields, batch, ev) = s.join().unwrap();
         if batch {
-            let rows = batched_rows(&ev, |v| v[fields].as_i64().unwrap());
-            let got: Vec<i64> = rows.iter().map(|r| r[fields].as_i64().unwrap()).collect();
+            // Each row carries its id first (the request did not ask for it).
+            let rows = batched_rows(&ev, |v| v["oml_tuple_id"].as_i64().unwrap());
+            let got: Vec<i64> = rows
+                .iter()
+                .map(|r| r["oml_tuple_id"].as_i64().unwrap())
+                .collect();
             assert_eq!(got, want, "batched: every row once, in order");
+            for r in &rows {
+                assert_eq!(r[fields], r["oml_tuple_id"], "{r}");
+            }
             assert!(ids(&ev).is_empty(), "no row events in a batched tail");
             continue;
         }

@@ -4,8 +4,9 @@
 //! A batch of rows becomes one buffer: either one `event: row` / `id:` /
 //! `data:` event per row (an object per row), or, with `batch=true`, one
 //! `event: rows` whose `data:` lines hold one JSON array per row (values
-//! in the order of the stream's opening `event: fields`) and whose `id:`
-//! is the last row's. Every client following the same request is handed
+//! in the order of the stream's opening `event: fields`; the row's
+//! `oml_tuple_id` first unless the request chose where it goes) and whose
+//! `id:` is the last row's. Every client following the same request is handed
 //! the same buffer (a reference-counted [`Bytes`], not a copy), cut at the
 //! first row it has not sent yet, and the HTTP layer writes it as one
 //! chunk. Serving a row to ten browsers then costs ten pointer copies, not
@@ -80,13 +81,18 @@ pub struct FramesBuilder {
     keys: Option<Vec<Vec<u8>>>,
     /// Fields per row.
     width: usize,
+    /// Batched: each array starts with the row's id (the request's fields
+    /// do not include `oml_tuple_id`).
+    with_id: bool,
 }
 
 impl FramesBuilder {
     /// A batch whose rows carry the fields `names`, in this order: one
     /// event per row, or one event for the whole batch if `batched`.
     pub fn new<'a>(names: impl Iterator<Item = &'a str>, batched: bool) -> FramesBuilder {
+        let mut with_id = true;
         let keys: Vec<Vec<u8>> = names
+            .inspect(|n| with_id &= *n != ID)
             .map(|n| {
                 // A string into a Vec cannot fail.
                 let mut k = serde_json::to_vec(n).unwrap_or_default();
@@ -103,6 +109,7 @@ impl FramesBuilder {
             rows: Vec::new(),
             width: keys.len(),
             keys: (!batched).then_some(keys),
+            with_id: batched && with_id,
         }
     }
 
@@ -112,8 +119,11 @@ impl FramesBuilder {
         self.rows.push((id, self.buf.len()));
         let Some(keys) = &self.keys else {
             self.buf.extend_from_slice(b"data: [");
+            if self.with_id {
+                let _ = write!(self.buf, "{id}");
+            }
             for i in 0..self.width {
-                if i > 0 {
+                if i > 0 || self.with_id {
                     self.buf.push(b',');
                 }
                 value(i, &mut self.buf);
@@ -161,10 +171,18 @@ impl FramesBuilder {
     }
 }
 
-/// The `event: fields` that opens a batched tail: the names of the values
-/// in each row's array, in order.
+/// The id column: every batched row carries it, first if the request's
+/// fields leave it out.
+const ID: &str = "oml_tuple_id";
+
+/// The `event: fields` that opens a batched tail of the fields `names`:
+/// the names of the values in each row's array, in order.
 pub fn fields<'a>(names: impl Iterator<Item = &'a str>) -> Bytes {
-    event("fields", &Value::from(names.collect::<Vec<_>>()))
+    let mut all: Vec<&str> = names.collect();
+    if !all.contains(&ID) {
+        all.insert(0, ID);
+    }
+    event("fields", &Value::from(all))
 }
 
 /// One event without an id (`error`, `lagged`) carrying `data` (JSON).
@@ -243,22 +261,33 @@ mod tests {
         let f = rendered(&[3, 4, 9], true);
         let (text, last) = f.after(0).unwrap();
         assert_eq!(last, 9);
-        let want = "event: rows\ndata: [3,\"a\\\"b\\nc\"]\ndata: [4,\"a\\\"b\\nc\"]\n\
-                    data: [9,\"a\\\"b\\nc\"]\nid: 9\n\n";
+        let want = "event: rows\ndata: [3,3,\"a\\\"b\\nc\"]\ndata: [4,4,\"a\\\"b\\nc\"]\n\
+                    data: [9,9,\"a\\\"b\\nc\"]\nid: 9\n\n";
         assert_eq!(std::str::from_utf8(&text).unwrap(), want);
         // Cut inside: the same event with the unseen rows only.
         let (cut, last) = f.after(3).unwrap();
         assert_eq!(last, 9);
         assert_eq!(
             std::str::from_utf8(&cut).unwrap(),
-            "event: rows\ndata: [4,\"a\\\"b\\nc\"]\ndata: [9,\"a\\\"b\\nc\"]\nid: 9\n\n"
+            "event: rows\ndata: [4,4,\"a\\\"b\\nc\"]\ndata: [9,9,\"a\\\"b\\nc\"]\nid: 9\n\n"
         );
         assert!(f.after(9).is_none());
         let empty = rendered(&[], true);
         assert!(empty.is_empty() && empty.after(0).is_none());
         assert_eq!(
             &fields(["n", "s"].into_iter())[..],
-            b"event: fields\ndata: [\"n\",\"s\"]\n\n"
+            b"event: fields\ndata: [\"oml_tuple_id\",\"n\",\"s\"]\n\n"
+        );
+        // A request that chose where the id goes gets it there only.
+        let mut b = FramesBuilder::new(["n", "oml_tuple_id"].into_iter(), true);
+        b.row(5, |i, out| {
+            out.extend_from_slice(if i == 0 { b"1" } else { b"5" })
+        });
+        let (text, _) = b.finish().after(0).unwrap();
+        assert_eq!(&text[..], b"event: rows\ndata: [1,5]\nid: 5\n\n");
+        assert_eq!(
+            &fields(["n", "oml_tuple_id"].into_iter())[..],
+            b"event: fields\ndata: [\"n\",\"oml_tuple_id\"]\n\n"
         );
     }
 }
