@@ -86,6 +86,7 @@ fn delay_and_loss_streams_land_in_the_server() {
         &[64; 1000],
         Duration::from_micros(300),
     );
+    net.settle();
     net.impair_off();
     udp_send(&net.src, 6700, DST_ADDR, 7700, &[64; 3], Duration::ZERO);
     let got = rx.join().unwrap();
@@ -115,14 +116,25 @@ fn delay_and_loss_streams_land_in_the_server() {
     // netem holds every packet 10 ms after the source stamped it: no delay
     // below that. The upper bound only says the unit is seconds: on a
     // loaded 2-core machine a softirq can be late by 100 ms (seen in CI).
-    let delays =
-        q("SELECT COUNT(*) FROM inline_inline_delay WHERE delay >= 0.010 AND delay <= 1.0");
+    // The last 3 packets are sent after the delay is switched off, but on a
+    // loaded machine they can still wait behind the relay's queue: only the
+    // first 1000 are checked.
+    let delays = q("SELECT COUNT(*) FROM inline_inline_delay \
+         WHERE seq < 1000 AND delay >= 0.010 AND delay <= 1.0");
     let delayed = q("SELECT COUNT(*) FROM inline_inline_delay WHERE seq < 1000");
     assert_eq!(delays, delayed, "every delayed packet within [10 ms, 1 s]");
     let avg = q("SELECT AVG(delay) FROM inline_inline_delay WHERE seq < 1000");
     assert!((0.010..0.013).contains(&avg), "mean delay {avg}");
+    // Records come in per-CPU batches: when packets are received on several
+    // CPUs the flow's first records can come after later ones, which must
+    // count as neither loss nor a restart of the flow.
     let flow_lost = q("SELECT SUM(lost) FROM inline_inline_flow");
-    assert_eq!(flow_lost as u64, dropped);
+    assert_eq!(
+        flow_lost as u64,
+        dropped,
+        "flow summary rows: {}",
+        q("SELECT COUNT(*) FROM inline_inline_flow")
+    );
     let records = q("SELECT records FROM inline_inline_counters");
     assert_eq!(records as u64, 1003 - dropped);
     let unit = |subject: &str| -> String {

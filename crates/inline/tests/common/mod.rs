@@ -300,6 +300,15 @@ impl Net {
             .unwrap_or(0)
     }
 
+    /// Waits until the impairment has taken what was sent so far: the
+    /// relay reads frames (and decides their delay) on a thread of its own,
+    /// which a loaded machine can leave behind; netem decides at once.
+    pub fn settle(&self) {
+        if self.relay.is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    }
+
     /// Switch loss and delay off, keeping the drop count.
     pub fn impair_off(&self) {
         match &self.relay {
