@@ -110,18 +110,22 @@ def _send(uri: str, domain: str):
 
 
 def _wait(read, want, timeout=20.0):
+    """Reads until `want` rows and the stream's metadata (the `unit` the
+    client declared) are stored: the server may commit them in either
+    order, so a read between the two sees rows without their unit."""
     deadline = time.time() + timeout
     last = None
     while time.time() < deadline:
         try:
             df = read()
-            if len(df) >= want:
+            keys = [m["key"] for m in df.attrs.get("metadata", [])]
+            if len(df) >= want and "unit" in keys:
                 return df
-            last = f"{len(df)} rows"
+            last = f"{len(df)} rows, metadata {keys}"
         except Exception as e:  # the table may not exist yet
             last = repr(e)
         time.sleep(0.2)
-    raise AssertionError(f"want {want} rows: {last}")
+    raise AssertionError(f"want {want} rows and their unit: {last}")
 
 
 def test_postgresql_reads_like_sqlite(sg_bin, tmp_path, cluster):
