@@ -135,3 +135,58 @@ fn long_binary_strings_are_cut_at_a_character_boundary_and_counted() {
     assert_eq!(d.stream(2)[0].values, [Value::String("é".repeat(127))]);
     assert_eq!(client.stats().destinations[0].truncated_strings, 1);
 }
+
+#[test]
+fn metadata_goes_out_before_the_rows_injected_after_it() {
+    // A reader of the store must never see a row without the metadata
+    // (a unit, say) declared before it. Declarations and rows travel
+    // through different queues inside the client; the writer must still
+    // send them in the order they were made, whenever it happens to look.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let client = Client::new(spec("app", vec![file(&path, Encoding::Text)])).unwrap();
+    let mp = client.add_mp("m", &[("n", OmlType::Int32)]).unwrap();
+    client.start().unwrap();
+    const N: i32 = 5000;
+    for i in 0..N {
+        mp.inject_metadata("note", &i.to_string(), Some("n"))
+            .unwrap();
+        mp.inject(&[ValueRef::Int32(i)]).unwrap();
+        if i % 64 == 0 {
+            // Let the writer run between declarations, as it does in a
+            // real program.
+            std::thread::yield_now();
+        }
+    }
+    client.close().unwrap();
+    let d = decode(&std::fs::read(&path).unwrap());
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    let mut declared = -1;
+    let mut rows = 0;
+    // Stream 0 is the metadata (others than ours are the client's own
+    // reports).
+    let m = d
+        .header
+        .as_ref()
+        .unwrap()
+        .schemas
+        .iter()
+        .find(|s| s.name == "app_m");
+    let m = m.expect("app_m declared").index;
+    for s in d.samples.iter().filter(|s| s.stream == 0 || s.stream == m) {
+        match s.values.as_slice() {
+            [Value::String(_), Value::String(k), Value::String(v)] if k == "note" => {
+                declared = v.parse().unwrap();
+            }
+            [Value::Int32(n)] => {
+                assert!(
+                    declared >= *n,
+                    "row {n} went out before its metadata (last declared: {declared})"
+                );
+                rows += 1;
+            }
+            other => panic!("unexpected sample {other:?}"),
+        }
+    }
+    assert_eq!(rows, N);
+}

@@ -357,6 +357,57 @@ fn refused_rows_do_not_lose_other_rows() {
 }
 
 #[test]
+fn a_refused_copy_resends_the_rest_of_the_commit() {
+    // The commit first sends everything without savepoints; a refusal
+    // aborts that transaction, and the whole commit is sent again guarded.
+    // Nothing but the refused row may be missing from the second one:
+    // not the rows of a table sent before it, nor those after it, nor the
+    // session's offset.
+    let domain = unique_domain("resend");
+    let mut db = open(&domain);
+    let a = db
+        .register_schema(&Schema::parse("1 app_a n:int32").unwrap())
+        .unwrap();
+    let b = db
+        .register_schema(&Schema::parse("2 app_b n:int32").unwrap())
+        .unwrap();
+    let c = db
+        .register_schema(&Schema::parse("3 app_c n:int32").unwrap())
+        .unwrap();
+    db.commit().unwrap();
+    shared().psql(
+        &domain,
+        "ALTER TABLE app_b ADD CONSTRAINT no7 CHECK (n <> 7)",
+    );
+    for i in 1..=10 {
+        for t in [a, b, c] {
+            db.insert(&row(t, 1, i, vec![Value::Int32(i as i32)]))
+                .unwrap();
+        }
+    }
+    db.set_session_offset("s1", 1, 4242).unwrap();
+    db.commit().unwrap();
+    assert_eq!(db.refused(), 1, "only n = 7 of app_b");
+    db.close().unwrap();
+    let mut pg = shared().client(&domain);
+    for (table, want) in [("app_a", 10), ("app_b", 9), ("app_c", 10)] {
+        let n: i64 = pg
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(n, want, "{table}");
+    }
+    let offset: i64 = pg
+        .query_one(
+            "SELECT data_offset FROM _streamgauge_sessions WHERE session = 's1'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(offset, 4242);
+}
+
+#[test]
 fn rows_are_visible_after_an_idle_commit() {
     let domain = unique_domain("visible");
     let mut db = open(&domain);

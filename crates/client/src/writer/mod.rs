@@ -15,7 +15,7 @@
 mod feedback;
 pub(crate) mod output;
 
-use std::sync::atomic::Ordering::{AcqRel, Relaxed};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -118,9 +118,7 @@ impl Writer {
                     out.closing_limit = limit;
                 }
             }
-            if self.shared.news.swap(false, AcqRel) {
-                self.take_news(self.clock.now());
-            }
+            self.news_first();
             for out in &mut self.outputs {
                 for msg in out.queue.take_controls() {
                     feedback::handle(out, &msg, self.clock.now());
@@ -169,6 +167,9 @@ impl Writer {
         for i in 0..self.rings.len() {
             batch.clear();
             moved += self.rings[i].drain_into(&mut batch);
+            // Metadata and measurement points declared before these
+            // records were written go out before them.
+            self.news_first();
             let mut at = 0;
             while at + record::HEADER_LEN <= batch.len() {
                 let len = record::len(&batch[at..]);
@@ -229,6 +230,17 @@ impl Writer {
                 mps[mp].taken.store(taken[mp], Relaxed);
                 i.report(ts, outputs, mps, &self.shared.memory);
             }
+        }
+    }
+
+    /// Takes late measurement points and metadata, if any were declared
+    /// since the last look. Called again after each ring is drained: a
+    /// record read there was written after the declarations made before
+    /// it (the ring's release/acquire orders them), so they are seen here
+    /// and sent ahead of it, never after.
+    fn news_first(&mut self) {
+        if self.shared.news.load(Acquire) && self.shared.news.swap(false, AcqRel) {
+            self.take_news(self.clock.now());
         }
     }
 

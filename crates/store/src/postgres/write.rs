@@ -1,6 +1,17 @@
 //! The commit transaction: every pending row (one binary COPY per table),
 //! the sessions' offsets and the clock records, then COMMIT.
 //!
+//! Each round trip to PostgreSQL is a wait for the writer thread, and
+//! PostgreSQL ingestion here is bound by those waits rather than by CPU, so
+//! the usual case takes as few as it can: `BEGIN` with `txid_current()` in
+//! one, a COPY per table, a statement per session or clock record, and
+//! `COMMIT` (four for one table, where savepoints around each statement
+//! made it seven). Only if PostgreSQL refuses one of those statements is
+//! the transaction rolled back and sent again *guarded*: each statement
+//! under a savepoint, a refused COPY retried row by row, so that only the
+//! refused rows are dropped. Nothing is cleared before the commit ends, so
+//! the second attempt sends exactly what the first did.
+//!
 //! It may run more than once for the same work: after a lost connection
 //! [`PgStore`](super::PgStore) reconnects and calls it again. Before
 //! sending anything it asks whether the previous attempt's COMMIT, whose
@@ -9,11 +20,20 @@
 
 use std::io::Write;
 
-use ::postgres::Client;
+use ::postgres::{Client, SimpleQueryMessage};
 
 use super::catalog::Table;
 use super::{ClockRecord, PgStore};
 use crate::error::StoreError;
+
+/// How statements of the commit transaction are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Care {
+    /// Plainly: any refusal aborts the transaction.
+    Fast,
+    /// Each under a savepoint, so a refusal drops only what was refused.
+    Guarded,
+}
 
 /// One attempt at committing what `store` has pending.
 pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
@@ -29,32 +49,20 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
             return Ok(());
         }
     }
-    let client = &mut store.client;
-    client.batch_execute("BEGIN")?;
-    let xid: i64 = client.query_one("SELECT txid_current()", &[])?.get(0);
-    let mut refused = 0;
-    for table in store.catalog.tables_mut() {
-        if !table.pending.is_empty() {
-            refused += copy_table(client, table, &store.uri)?;
+    let mut xid = begin(&mut store.client)?;
+    let refused = match send_all(store, Care::Fast) {
+        Ok(refused) => refused,
+        Err(e) if super::link::is_lost(&e, Some(&store.client)) => return Err(e),
+        Err(e) => {
+            tracing::debug!(db = %store.uri, error = %e,
+                "a statement of the commit was refused; sending it again guarded");
+            store.client.batch_execute("ROLLBACK")?;
+            xid = begin(&mut store.client)?;
+            send_all(store, Care::Guarded)?
         }
-    }
-    for (session, &(sender, offset)) in &store.deferred.sessions {
-        guarded(client, &store.uri, "session offset not recorded", |c| {
-            c.execute(
-                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
-                 VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
-                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
-                &[session, &sender, &offset],
-            )
-        })?;
-    }
-    for record in &store.deferred.clock {
-        guarded(client, &store.uri, "clock record not stored", |c| {
-            clock(c, record)
-        })?;
-    }
+    };
     store.in_doubt = Some(xid);
-    match client.batch_execute("COMMIT") {
+    match store.client.batch_execute("COMMIT") {
         Ok(()) => {
             store.in_doubt = None;
             store.refused += refused;
@@ -62,7 +70,7 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
         }
         Err(e) => {
             let e = StoreError::from(e);
-            if !super::link::is_lost(&e, Some(client)) {
+            if !super::link::is_lost(&e, Some(&store.client)) {
                 // Refused at COMMIT (not lost): the transaction is gone, and
                 // the caller counts its rows as refused.
                 store.in_doubt = None;
@@ -70,6 +78,63 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
             Err(e)
         }
     }
+}
+
+/// Opens the transaction and returns its id, in one round trip.
+fn begin(client: &mut Client) -> Result<i64, StoreError> {
+    let answer = client.simple_query("BEGIN; SELECT txid_current()")?;
+    answer
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).and_then(|v| v.parse().ok()),
+            _ => None,
+        })
+        .ok_or_else(|| StoreError::Unstorable {
+            table: "(transaction)".into(),
+            reason: "txid_current() gave no transaction id".into(),
+        })
+}
+
+/// Sends every pending row and record into the open transaction; returns
+/// how many rows PostgreSQL refused (always 0 when [`Care::Fast`], where a
+/// refusal is an error instead).
+fn send_all(store: &mut PgStore, care: Care) -> Result<u64, StoreError> {
+    let client = &mut store.client;
+    let db = store.uri.as_str();
+    let mut refused = 0;
+    for table in store.catalog.tables_mut() {
+        if table.pending.is_empty() {
+            continue;
+        }
+        match care {
+            Care::Fast => send(client, &table.copy_sql, &table.pending.stream())?,
+            Care::Guarded => refused += copy_table(client, table, db)?,
+        }
+    }
+    for (name, &(sender, offset)) in &store.deferred.sessions {
+        let record = |c: &mut Client| session(c, name, sender, offset);
+        match care {
+            Care::Fast => record(client).map(|_| ())?,
+            Care::Guarded => guarded(client, db, "session offset not recorded", record)?,
+        }
+    }
+    for entry in &store.deferred.clock {
+        let record = |c: &mut Client| clock(c, entry);
+        match care {
+            Care::Fast => record(client).map(|_| ())?,
+            Care::Guarded => guarded(client, db, "clock record not stored", record)?,
+        }
+    }
+    Ok(refused)
+}
+
+fn session(c: &mut Client, name: &str, sender: i32, offset: i64) -> Result<u64, ::postgres::Error> {
+    c.execute(
+        "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
+         VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET \
+         sender_id = excluded.sender_id, data_offset = excluded.data_offset",
+        &[&name, &sender, &offset],
+    )
 }
 
 fn clock(c: &mut Client, record: &ClockRecord) -> Result<u64, ::postgres::Error> {
