@@ -41,6 +41,11 @@ impl CopyBuffer {
         self.data.len()
     }
 
+    /// The encoded rows, back to back (no COPY header or trailer).
+    pub fn encoded(&self) -> &[u8] {
+        &self.data
+    }
+
     /// True if no row is waiting.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
@@ -103,14 +108,17 @@ impl CopyBuffer {
         vec![HEADER, &self.data, TRAILER]
     }
 
-    /// Each row on its own: `(seq, complete COPY stream)`.
-    pub fn each_row(&self) -> impl Iterator<Item = (i64, [&[u8]; 3])> {
-        let mut start = 0;
-        self.rows.iter().map(move |&(end, seq)| {
-            let row = &self.data[start..end];
-            start = end;
-            (seq, [HEADER, row, TRAILER])
-        })
+    /// Rows `a..b` (by position) as one complete COPY stream, and the
+    /// `oml_seq` of the first.
+    pub fn rows(&self, a: usize, b: usize) -> ([&[u8]; 3], i64) {
+        let start = if a == 0 { 0 } else { self.rows[a - 1].0 };
+        let end = self.rows[b - 1].0;
+        ([HEADER, &self.data[start..end], TRAILER], self.rows[a].1)
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.rows.len()
     }
 
     /// Forgets every row.
@@ -284,6 +292,7 @@ mod tests {
         let n = buf.bytes();
         assert!(buf.push(&s, &layout, &row("a\0b")).is_err());
         assert_eq!(buf.bytes(), n);
-        assert_eq!(buf.each_row().count(), 1);
+        assert_eq!(buf.len(), 1);
+        assert_eq!(buf.rows(0, 1).0[1].len(), n);
     }
 }

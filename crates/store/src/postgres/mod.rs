@@ -35,6 +35,7 @@ mod link;
 mod lock;
 mod options;
 pub mod partition;
+mod pump;
 mod write;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -113,6 +114,17 @@ pub struct PgStore {
     refused: u64,
     /// Partition maintenance (with `--pg-partition`).
     upkeep: partition::Upkeep,
+    /// Streams a large table's rows while more are encoded ([`pump`]);
+    /// started on first use.
+    pump: Option<pump::Pump>,
+    /// The pump's connection while no transaction is streaming.
+    data: Option<Client>,
+    /// The table being streamed in the open transaction, and how many of
+    /// its encoded bytes the pump has been given.
+    streaming: Option<(TableId, usize)>,
+    /// The pump could not be started (no second connection): commits send
+    /// everything at once.
+    pump_off: bool,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -149,6 +161,10 @@ impl PgStore {
             in_doubt: None,
             refused: 0,
             upkeep: partition::Upkeep::default(),
+            pump: None,
+            data: None,
+            streaming: None,
+            pump_off: false,
         };
         store.start_time = store.locked(|s| s.init_layout())?;
         store.created = store.start_time.is_none();
@@ -292,6 +308,57 @@ impl PgStore {
         self.tx.map_or(0, |(_, n)| n as u64)
     }
 
+    /// Hands the pump what `id`'s table has encoded since the last chunk,
+    /// starting to stream it once it holds [`pump::START`] bytes (if no
+    /// other table streams in this transaction).
+    fn stream(&mut self, id: TableId) {
+        let Some(table) = self.catalog.get(id) else {
+            return;
+        };
+        let encoded = table.pending.encoded();
+        match self.streaming {
+            Some((t, sent)) if t == id && encoded.len() - sent >= pump::CHUNK => {
+                if let Some(p) = &self.pump {
+                    p.data(encoded[sent..].to_vec());
+                    self.streaming = Some((t, encoded.len()));
+                }
+            }
+            None if !self.pump_off && encoded.len() >= pump::START => {
+                let client = match self.data.take() {
+                    Some(c) => c,
+                    None => match self.opts.connect(&self.domain) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            tracing::warn!(db = %self.uri, error = %e,
+                                "no second connection for streaming COPY; commits send their rows at once");
+                            self.pump_off = true;
+                            return;
+                        }
+                    },
+                };
+                if self.pump.is_none() {
+                    match pump::Pump::spawn(&self.domain) {
+                        Ok(p) => self.pump = Some(p),
+                        Err(e) => {
+                            tracing::warn!(db = %self.uri, error = %e,
+                                "no thread for streaming COPY; commits send their rows at once");
+                            self.pump_off = true;
+                            return;
+                        }
+                    }
+                }
+                let Some(p) = &self.pump else { return };
+                p.start(client, &table.copy_sql);
+                let mut first = Vec::with_capacity(copy::HEADER.len() + encoded.len());
+                first.extend_from_slice(copy::HEADER);
+                first.extend_from_slice(encoded);
+                p.data(first);
+                self.streaming = Some((id, encoded.len()));
+            }
+            _ => {}
+        }
+    }
+
     fn pending(&mut self) {
         if self.tx.is_none() {
             self.tx = Some((Instant::now(), 0));
@@ -423,6 +490,7 @@ impl Sink for PgStore {
         if let Some((_, n)) = &mut self.tx {
             *n += 1;
         }
+        self.stream(row.table);
         if self.queued_bytes >= FLUSH_BYTES {
             self.flush()?;
         }

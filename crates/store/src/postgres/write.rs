@@ -37,6 +37,9 @@ enum Care {
 
 /// One attempt at committing what `store` has pending.
 pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
+    if let Some(done) = commit_streamed(store) {
+        return done;
+    }
     if let Some(xid) = store.in_doubt {
         let status: Option<String> = store
             .client
@@ -50,19 +53,39 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
         }
     }
     let mut xid = begin(&mut store.client)?;
-    let refused = match send_all(store, Care::Fast) {
+    let PgStore {
+        client,
+        catalog,
+        deferred,
+        uri,
+        ..
+    } = store;
+    let refused = match send_all(client, catalog.tables_mut(), deferred, uri, Care::Fast) {
         Ok(refused) => refused,
-        Err(e) if super::link::is_lost(&e, Some(&store.client)) => return Err(e),
+        Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
         Err(e) => {
-            tracing::debug!(db = %store.uri, error = %e,
+            tracing::debug!(db = %uri, error = %e,
                 "a statement of the commit was refused; sending it again guarded");
-            store.client.batch_execute("ROLLBACK")?;
-            xid = begin(&mut store.client)?;
-            send_all(store, Care::Guarded)?
+            client.batch_execute("ROLLBACK")?;
+            xid = begin(client)?;
+            send_all(client, catalog.tables_mut(), deferred, uri, Care::Guarded)?
         }
     };
     store.in_doubt = Some(xid);
-    match store.client.batch_execute("COMMIT") {
+    let committed = store.client.batch_execute("COMMIT");
+    finish_commit(store, committed, refused, None)
+}
+
+/// After a COMMIT sent on `client` (the store's own connection if `None`):
+/// counts what was refused, or records the transaction as in doubt if the
+/// answer was lost.
+fn finish_commit(
+    store: &mut PgStore,
+    committed: Result<(), ::postgres::Error>,
+    refused: u64,
+    client: Option<&Client>,
+) -> Result<(), StoreError> {
+    match committed {
         Ok(()) => {
             store.in_doubt = None;
             store.refused += refused;
@@ -70,7 +93,7 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
         }
         Err(e) => {
             let e = StoreError::from(e);
-            if !super::link::is_lost(&e, Some(&store.client)) {
+            if !super::link::is_lost(&e, Some(client.unwrap_or(&store.client))) {
                 // Refused at COMMIT (not lost): the transaction is gone, and
                 // the caller counts its rows as refused.
                 store.in_doubt = None;
@@ -80,8 +103,64 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
     }
 }
 
+/// The commit of a transaction whose largest table was streamed by the
+/// pump: ends its COPY, sends the rest on the pump's connection and
+/// commits there. `None` if nothing was streamed, or if the streamed
+/// transaction failed before its COMMIT (it is then abandoned, and the
+/// caller sends everything again on the store's own connection). A COMMIT
+/// whose answer was lost leaves the transaction in doubt for the caller's
+/// next attempt, as on the store's own connection.
+fn commit_streamed(store: &mut PgStore) -> Option<Result<(), StoreError>> {
+    let (id, sent) = store.streaming.take()?;
+    let pump = store.pump.as_ref()?;
+    let table = store.catalog.get(id)?;
+    let mut rest = table.pending.encoded()[sent..].to_vec();
+    rest.extend_from_slice(super::copy::TRAILER);
+    pump.data(rest);
+    let streamed = table.schema.name.clone();
+    let (client, copied) = pump.finish();
+    let mut client = client?;
+    let xid = match copied {
+        Ok(xid) => xid,
+        Err(e) => {
+            tracing::debug!(db = %store.uri, error = %e,
+                "the streamed COPY was refused; sending the commit again at once");
+            if client.batch_execute("ROLLBACK").is_ok() {
+                store.data = Some(client);
+            }
+            return None;
+        }
+    };
+    let rest = store
+        .catalog
+        .tables_mut()
+        .filter(|t| t.schema.name != streamed);
+    if let Err(e) = send_all(&mut client, rest, &store.deferred, &store.uri, Care::Fast) {
+        tracing::debug!(db = %store.uri, error = %e,
+            "a statement of a streamed commit was refused; sending the commit again at once");
+        if !super::link::is_lost(&e, Some(&client)) && client.batch_execute("ROLLBACK").is_ok() {
+            store.data = Some(client);
+        }
+        return None;
+    }
+    store.in_doubt = Some(xid);
+    let committed = client.batch_execute("COMMIT");
+    let done = finish_commit(store, committed, 0, Some(&client));
+    match &done {
+        Err(e) if store.in_doubt.is_some() => {
+            // The answer was lost: the caller asks whether it committed,
+            // on its own connection, before sending anything again.
+            tracing::warn!(db = %store.uri, error = %e,
+                "lost the streaming connection at COMMIT; checking whether it went through");
+            return None;
+        }
+        _ => store.data = Some(client),
+    }
+    Some(done)
+}
+
 /// Opens the transaction and returns its id, in one round trip.
-fn begin(client: &mut Client) -> Result<i64, StoreError> {
+pub(super) fn begin(client: &mut Client) -> Result<i64, StoreError> {
     let answer = client.simple_query("BEGIN; SELECT txid_current()")?;
     answer
         .iter()
@@ -98,11 +177,15 @@ fn begin(client: &mut Client) -> Result<i64, StoreError> {
 /// Sends every pending row and record into the open transaction; returns
 /// how many rows PostgreSQL refused (always 0 when [`Care::Fast`], where a
 /// refusal is an error instead).
-fn send_all(store: &mut PgStore, care: Care) -> Result<u64, StoreError> {
-    let client = &mut store.client;
-    let db = store.uri.as_str();
+fn send_all<'t>(
+    client: &mut Client,
+    tables: impl Iterator<Item = &'t mut Table>,
+    deferred: &super::Deferred,
+    db: &str,
+    care: Care,
+) -> Result<u64, StoreError> {
     let mut refused = 0;
-    for table in store.catalog.tables_mut() {
+    for table in tables {
         if table.pending.is_empty() {
             continue;
         }
@@ -111,14 +194,14 @@ fn send_all(store: &mut PgStore, care: Care) -> Result<u64, StoreError> {
             Care::Guarded => refused += copy_table(client, table, db)?,
         }
     }
-    for (name, &(sender, offset)) in &store.deferred.sessions {
+    for (name, &(sender, offset)) in &deferred.sessions {
         let record = |c: &mut Client| session(c, name, sender, offset);
         match care {
             Care::Fast => record(client).map(|_| ())?,
             Care::Guarded => guarded(client, db, "session offset not recorded", record)?,
         }
     }
-    for entry in &store.deferred.clock {
+    for entry in &deferred.clock {
         let record = |c: &mut Client| clock(c, entry);
         match care {
             Care::Fast => record(client).map(|_| ())?,
@@ -193,44 +276,53 @@ fn guarded(
 }
 
 /// One COPY of a table's pending rows under a savepoint; if PostgreSQL
-/// refuses it, the rows are sent one by one and only the refused ones are
-/// dropped. Returns how many were; logs one line per table with the count
-/// and the first refusal (not one line per row). A lost connection is
-/// returned as an error.
+/// refuses it, each half is sent the same way, down to single rows, so
+/// that only the refused rows are dropped at a cost of a few COPYs per
+/// refused row (not one per row of the table). Returns how many were;
+/// logs one line per table with the count and the first refusal (not one
+/// line per row). A lost connection is returned as an error.
 fn copy_table(client: &mut Client, table: &Table, db: &str) -> Result<u64, StoreError> {
-    client.batch_execute("SAVEPOINT sg_copy")?;
-    let err = match send(client, &table.copy_sql, &table.pending.stream()) {
-        Ok(()) => {
-            client.batch_execute("RELEASE SAVEPOINT sg_copy")?;
-            return Ok(0);
-        }
-        Err(e) => e,
-    };
-    if super::link::is_lost(&err, Some(client)) {
-        return Err(err);
-    }
-    client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
-    let name = table.schema.name.as_str();
-    tracing::warn!(db, table = name, error = %err, "COPY refused; retrying row by row");
-    let mut refused = 0u64;
-    let mut first = None;
-    for (seq, parts) in table.pending.each_row() {
-        match send(client, &table.copy_sql, &parts) {
-            Ok(()) => client.batch_execute("RELEASE SAVEPOINT sg_copy; SAVEPOINT sg_copy")?,
-            Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
-            Err(e) => {
-                client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy")?;
-                refused += 1;
-                first.get_or_insert((seq, e));
-            }
-        }
-    }
-    client.batch_execute("RELEASE SAVEPOINT sg_copy")?;
-    if let Some((seq, e)) = first {
-        tracing::error!(db, table = name, refused, first_seq = seq, error = %e,
+    let mut refusals = Refusals::default();
+    copy_rows(client, table, 0, table.pending.len(), &mut refusals)?;
+    if let Some((seq, e)) = refusals.first {
+        let name = table.schema.name.as_str();
+        tracing::error!(db, table = name, refused = refusals.count, first_seq = seq, error = %e,
             "rows refused by PostgreSQL, not stored");
     }
-    Ok(refused)
+    Ok(refusals.count)
+}
+
+/// Rows refused so far, and the first refusal.
+#[derive(Default)]
+struct Refusals {
+    count: u64,
+    first: Option<(i64, StoreError)>,
+}
+
+/// Sends rows `a..b` of `table` under a savepoint, halving on refusal.
+fn copy_rows(
+    client: &mut Client,
+    table: &Table,
+    a: usize,
+    b: usize,
+    refusals: &mut Refusals,
+) -> Result<(), StoreError> {
+    let (parts, seq) = table.pending.rows(a, b);
+    client.batch_execute("SAVEPOINT sg_copy")?;
+    let err = match send(client, &table.copy_sql, &parts) {
+        Ok(()) => return Ok(client.batch_execute("RELEASE SAVEPOINT sg_copy")?),
+        Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
+        Err(e) => e,
+    };
+    client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy; RELEASE SAVEPOINT sg_copy")?;
+    if b - a == 1 {
+        refusals.count += 1;
+        refusals.first.get_or_insert((seq, err));
+        return Ok(());
+    }
+    let mid = a + (b - a) / 2;
+    copy_rows(client, table, a, mid, refusals)?;
+    copy_rows(client, table, mid, b, refusals)
 }
 
 fn send(client: &mut Client, sql: &str, parts: &[&[u8]]) -> Result<(), StoreError> {

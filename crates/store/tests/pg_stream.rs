@@ -1,0 +1,163 @@
+//! Large commits on PostgreSQL: a table's rows are streamed on a second
+//! connection while more are encoded (`store::postgres::pump`). Whatever
+//! happens to that stream, every accepted row is stored exactly once and
+//! the rest of the transaction (other tables, session offsets) with them.
+
+use pgtemp as pg_cluster;
+
+use omsp::{Schema, Value};
+use pg_cluster::{shared, unique_domain};
+use store::{PgOptions, PgStore, Row, Sink, TableId};
+
+fn open(domain: &str) -> PgStore {
+    let opts = PgOptions {
+        host: "127.0.0.1".into(),
+        port: shared().port,
+        user: "oml".into(),
+        ..PgOptions::default()
+    };
+    PgStore::open(&opts, domain).unwrap()
+}
+
+/// Rows of about 100 encoded bytes: 20 000 are several chunks past the
+/// point where streaming starts.
+const ROWS: i64 = 20_000;
+
+fn row(table: TableId, seq: i64) -> Row {
+    Row {
+        table,
+        sender: 1,
+        seq,
+        ts_client: 0.25 * seq as f64,
+        ts_server: 1.5,
+        values: vec![
+            Value::Int32(seq as i32),
+            Value::String(format!("{seq:0>60}")),
+        ],
+    }
+}
+
+fn count(domain: &str, table: &str) -> i64 {
+    shared()
+        .client(domain)
+        .query_one(
+            &format!("SELECT count(DISTINCT oml_seq) * 1000000 + count(*) FROM {table}"),
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// Registers `big` (streamed) and `small`; returns their ids.
+fn tables(db: &mut PgStore) -> (TableId, TableId) {
+    let big = db
+        .register_schema(&Schema::parse("1 app_big n:int32 s:string").unwrap())
+        .unwrap();
+    let small = db
+        .register_schema(&Schema::parse("2 app_small n:int32 s:string").unwrap())
+        .unwrap();
+    db.commit().unwrap();
+    (big, small)
+}
+
+fn fill(db: &mut PgStore, big: TableId, small: TableId, from: i64) {
+    for i in from..from + ROWS {
+        db.insert(&row(big, i)).unwrap();
+        if i % 100 == 0 {
+            db.insert(&row(small, i)).unwrap();
+        }
+    }
+}
+
+fn offset(domain: &str, session: &str) -> i64 {
+    shared()
+        .client(domain)
+        .query_one(
+            "SELECT data_offset FROM _streamgauge_sessions WHERE session = $1",
+            &[&session],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn a_streamed_commit_stores_every_row_once_with_the_rest_of_its_transaction() {
+    let domain = unique_domain("stream");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    // Twice: the second transaction streams on the connection the first
+    // handed back.
+    for round in 0..2 {
+        fill(&mut db, big, small, 1 + round * ROWS);
+        db.set_session_offset("s", 1, 1000 + round as u64).unwrap();
+        db.commit().unwrap();
+        let n = ROWS * (round + 1);
+        assert_eq!(count(&domain, "app_big"), n * 1_000_001, "round {round}");
+        assert_eq!(count(&domain, "app_small"), n / 100 * 1_000_001);
+        assert_eq!(offset(&domain, "s"), 1000 + round);
+    }
+    assert_eq!(db.refused(), 0);
+}
+
+#[test]
+fn a_refusal_in_the_streamed_table_drops_only_the_refused_row() {
+    let domain = unique_domain("streamrefused");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    shared().psql(
+        &domain,
+        "ALTER TABLE app_big ADD CONSTRAINT no777 CHECK (n <> 777)",
+    );
+    fill(&mut db, big, small, 1);
+    db.set_session_offset("s", 1, 55).unwrap();
+    db.commit().unwrap();
+    assert_eq!(db.refused(), 1);
+    assert_eq!(count(&domain, "app_big"), (ROWS - 1) * 1_000_001);
+    assert_eq!(count(&domain, "app_small"), ROWS / 100 * 1_000_001);
+    assert_eq!(offset(&domain, "s"), 55);
+    // The store streams again afterwards.
+    fill(&mut db, big, small, ROWS + 1);
+    db.commit().unwrap();
+    assert_eq!(count(&domain, "app_big"), (2 * ROWS - 1) * 1_000_001);
+}
+
+#[test]
+fn a_streaming_connection_lost_mid_copy_loses_and_doubles_nothing() {
+    let domain = unique_domain("streamlost");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    fill(&mut db, big, small, 1);
+    // The streaming connection is the one in a COPY; the store's own is
+    // idle. Kill it before the commit.
+    // (The pump starts it on its own thread: wait for it.)
+    let mut pg = shared().client(&domain);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let killed: i64 = pg
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = $1 AND query LIKE 'COPY%' AND pid <> pg_backend_pid()",
+                &[&domain],
+            )
+            .unwrap()
+            .get(0);
+        if killed == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no streaming connection"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    db.set_session_offset("s", 1, 77).unwrap();
+    db.commit().unwrap();
+    assert_eq!(db.refused(), 0);
+    assert_eq!(count(&domain, "app_big"), ROWS * 1_000_001);
+    assert_eq!(count(&domain, "app_small"), ROWS / 100 * 1_000_001);
+    assert_eq!(offset(&domain, "s"), 77);
+    // A new streaming connection is made for the next large commit.
+    fill(&mut db, big, small, ROWS + 1);
+    db.commit().unwrap();
+    assert_eq!(count(&domain, "app_big"), 2 * ROWS * 1_000_001);
+}
