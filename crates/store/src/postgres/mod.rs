@@ -61,6 +61,9 @@ use catalog::{Catalog, Db};
 /// policy's, so memory stays bounded with large rows.
 const FLUSH_BYTES: usize = 16 << 20;
 
+/// How long commits go without the pump after it could not be started.
+const PUMP_RETRY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What waits for the next commit besides the tables' rows.
 #[derive(Debug, Default)]
 struct Deferred {
@@ -122,9 +125,9 @@ pub struct PgStore {
     /// The table being streamed in the open transaction, and how many of
     /// its encoded bytes the pump has been given.
     streaming: Option<(TableId, usize)>,
-    /// The pump could not be started (no second connection): commits send
-    /// everything at once.
-    pump_off: bool,
+    /// When the pump last could not be started (no second connection, no
+    /// thread): until [`PUMP_RETRY`] later, commits send everything at once.
+    pump_off: Option<Instant>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -164,7 +167,7 @@ impl PgStore {
             pump: None,
             data: None,
             streaming: None,
-            pump_off: false,
+            pump_off: None,
         };
         store.start_time = store.locked(|s| s.init_layout())?;
         store.created = store.start_time.is_none();
@@ -323,7 +326,9 @@ impl PgStore {
                     self.streaming = Some((t, encoded.len()));
                 }
             }
-            None if !self.pump_off && encoded.len() >= pump::START => {
+            None if encoded.len() >= pump::START
+                && self.pump_off.is_none_or(|t| t.elapsed() >= PUMP_RETRY) =>
+            {
                 let client = match self.data.take() {
                     Some(c) => c,
                     None => match self.opts.connect(&self.domain) {
@@ -331,7 +336,7 @@ impl PgStore {
                         Err(e) => {
                             tracing::warn!(db = %self.uri, error = %e,
                                 "no second connection for streaming COPY; commits send their rows at once");
-                            self.pump_off = true;
+                            self.pump_off = Some(Instant::now());
                             return;
                         }
                     },
@@ -342,7 +347,7 @@ impl PgStore {
                         Err(e) => {
                             tracing::warn!(db = %self.uri, error = %e,
                                 "no thread for streaming COPY; commits send their rows at once");
-                            self.pump_off = true;
+                            self.pump_off = Some(Instant::now());
                             return;
                         }
                     }
