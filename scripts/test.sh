@@ -128,19 +128,23 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "rust-version check" python3 "$ROOT/scripts/check-msrv.py"
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "build without eBPF toolchain" bash "$ROOT/scripts/check-build-shape.sh"
-# --no-fail-fast: one run reports every failing test binary, not only the
-# first (a CI run is long; its report should say all that is wrong).
-step "cargo test" cargo test --workspace --no-fail-fast
-step "cargo build --release" cargo build --workspace --release
-
 # The Python package (python/): built and installed into the machine's
-# python3 with maturin through pip, then its pytest suite, which drives the
-# release binary built above (STREAMGAUGE_BIN) and real ping/iperf3.
+# python3 with maturin through pip, before the Rust tests, some of which
+# run Python programs that import it (the scaffold's generated modules).
+# A fresh machine has no copy of it; a machine that has one would hide the
+# wrong order.
 python_install() {
     PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
         python3 -m pip install --no-input -q --force-reinstall --no-deps "$ROOT/python" </dev/null
 }
 step "pip install ./python" python_install
+# --no-fail-fast: one run reports every failing test binary, not only the
+# first (a CI run is long; its report should say all that is wrong).
+step "cargo test" cargo test --workspace --no-fail-fast
+step "cargo build --release" cargo build --workspace --release
+
+# The Python package's pytest suite drives the release binary built above
+# (STREAMGAUGE_BIN) and real ping/iperf3.
 step "pytest python/tests" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
     python3 -m pytest -q "$ROOT/python/tests"
 
