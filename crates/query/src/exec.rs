@@ -14,6 +14,7 @@ use crate::export::{columns, Cell, ExportError, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
 use crate::plan;
 use crate::request::{Clock, Format, RowsRequest, TimeAxis};
+use crate::sql::Dialect;
 use crate::state::QueryState;
 use crate::tiles::TileScope;
 
@@ -119,6 +120,10 @@ pub fn write_rows<W: Write + Send>(
         let mut next = None;
         if let Some(points) = req.points {
             let fields = plan::m4_fields(req);
+            // The range's last edge stops at the committed end: a backward
+            // scan from the table's end would walk through the writer's
+            // open transaction first.
+            let end = tiles.and_then(|s| s.end(d == Dialect::Postgres, table));
             let tiles = tiles.filter(|_| {
                 req.tiles
                     && req.predicates.is_empty()
@@ -140,7 +145,7 @@ pub fn write_rows<W: Write + Send>(
                             }
                         }
                         _ => {
-                            let [lo, hi] = plan::time_range(d, table, req);
+                            let [lo, hi] = plan::time_range(d, table, req, end);
                             let mut get = |sql| -> Result<Option<f64>, ExportError> {
                                 Ok(src
                                     .text_rows(&sql)?

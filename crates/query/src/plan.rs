@@ -247,7 +247,9 @@ pub fn m4(
 /// two primary-key probes instead of a scan (a row slightly outside falls
 /// into the edge bucket: bucket numbers are clamped); client time needs
 /// `min`/`max`. Each SQL yields one text value.
-pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] {
+/// With `end` (a committed end, see [`crate::CommitFeed::committed_end`]),
+/// rows above it are left out.
+pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest, end: Option<i64>) -> [Sql; 2] {
     let ts = req.time.column();
     let one = |first: bool| {
         let mut sql = Sql::new(dialect);
@@ -257,6 +259,7 @@ pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] 
                 source(&mut sql, table, req);
                 sql.push(" WHERE ").ident(ts).push(" IS NOT NULL");
                 filters(&mut sql, req);
+                at_most(&mut sql, table, end);
                 sql.push(" ORDER BY ").ident(table).push(".").ident(ID);
                 sql.push(if first { " LIMIT 1" } else { " DESC LIMIT 1" });
             }
@@ -268,9 +271,22 @@ pub fn time_range(dialect: Dialect, table: &str, req: &RowsRequest) -> [Sql; 2] 
                 source(&mut sql, table, req);
                 sql.push(" WHERE 1 = 1");
                 filters(&mut sql, req);
+                at_most(&mut sql, table, end);
             }
         }
         sql
     };
     [one(true), one(false)]
+}
+
+/// ` AND table.oml_tuple_id <= end`, if there is an end.
+fn at_most(sql: &mut Sql, table: &str, end: Option<i64>) {
+    if let Some(e) = end {
+        sql.push(" AND ")
+            .ident(table)
+            .push(".")
+            .ident(ID)
+            .push(" <= ");
+        sql.bind(Param::Int(e), PgType::Int8);
+    }
 }

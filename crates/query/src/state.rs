@@ -17,6 +17,15 @@ use crate::tiles::TileCache;
 pub trait CommitFeed: Send + Sync + 'static {
     /// A receiver whose value changes after each commit of `domain`.
     fn subscribe(&self, domain: &str) -> watch::Receiver<u64>;
+
+    /// The highest `oml_tuple_id` of `table` that the writer's latest
+    /// commit left (every row up to it is committed), if the writer
+    /// published it recently; `None` if unknown. On PostgreSQL, live
+    /// readers stop their scans there: beyond it lie the rows of the
+    /// writer's open transaction, each checked and found invisible.
+    fn committed_end(&self, _domain: &str, _table: &str) -> Option<i64> {
+        None
+    }
 }
 
 /// Where the experiment databases are.

@@ -1,46 +1,110 @@
 //! Commit notifications per domain, for readers that follow a stream live
-//! (the query API's tail): each writer bumps its domain's counter after
-//! every commit, and a reader waits on a change instead of polling.
+//! (the query API's tail and tiles): each writer bumps its domain's
+//! counter after every commit, and a reader waits on a change instead of
+//! polling. On PostgreSQL the writer also publishes, while someone
+//! listens, the highest `oml_tuple_id` each commit left in each table it
+//! wrote to, so readers can stop their scans there instead of walking
+//! through the rows of the writer's next, still open, transaction.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
+
+/// How long a published end stays usable. Another server writing the same
+/// PostgreSQL database commits rows beyond it without telling us: past
+/// this, readers look beyond it again (as with no end at all).
+const FRESH: Duration = Duration::from_secs(1);
 
 /// Commit counters by domain.
 #[derive(Debug, Default)]
 pub struct Commits {
-    /// Domain → number of commits seen since the server started. Entries
-    /// stay for the server's life (one per domain ever opened or watched).
-    domains: Mutex<HashMap<String, watch::Sender<u64>>>,
+    /// Domain → its counter and ends. Entries stay for the server's life
+    /// (one per domain ever opened or watched).
+    domains: Mutex<HashMap<String, Domain>>,
+}
+
+#[derive(Debug)]
+struct Domain {
+    /// Number of commits seen since the server started.
+    count: watch::Sender<u64>,
+    /// Table → highest committed `oml_tuple_id`, as of `at`.
+    ends: HashMap<String, i64>,
+    /// When `ends` were last published.
+    at: Instant,
+}
+
+impl Domain {
+    fn new(count: u64) -> Domain {
+        Domain {
+            count: watch::Sender::new(count),
+            ends: HashMap::new(),
+            at: Instant::now(),
+        }
+    }
 }
 
 impl Commits {
-    /// Called by a writer after a commit of `domain`.
-    pub fn bump(&self, domain: &str) {
-        let mut map = self.domains.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get(domain) {
-            Some(tx) => {
-                tx.send_modify(|n| *n += 1);
+    /// Called by a writer after a commit of `domain`, with the tables'
+    /// committed ends if it knows them (`None`: it does not; any published
+    /// before are forgotten, since rows may now lie beyond them). The ends
+    /// are in place before the counter changes.
+    pub fn bump(&self, domain: &str, ends: Option<Vec<(String, i64)>>) {
+        let mut map = self.lock();
+        let d = map
+            .entry(domain.to_owned())
+            .or_insert_with(|| Domain::new(0));
+        match ends {
+            Some(ends) => {
+                d.ends.extend(ends);
+                d.at = Instant::now();
             }
-            None => {
-                map.insert(domain.to_owned(), watch::Sender::new(1));
-            }
+            None => d.ends.clear(),
         }
+        d.count.send_modify(|n| *n += 1);
+    }
+
+    /// True if someone waits on `domain`'s commits (then the writer
+    /// publishes its ends).
+    pub fn watched(&self, domain: &str) -> bool {
+        self.lock()
+            .get(domain)
+            .is_some_and(|d| d.count.receiver_count() > 0)
     }
 
     /// A receiver that changes after each commit of `domain`.
     pub fn subscribe(&self, domain: &str) -> watch::Receiver<u64> {
-        let mut map = self.domains.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(domain.to_owned())
-            .or_insert_with(|| watch::Sender::new(0))
+        self.lock()
+            .entry(domain.to_owned())
+            .or_insert_with(|| Domain::new(0))
+            .count
             .subscribe()
+    }
+
+    /// The highest committed `oml_tuple_id` of `table`, if published within
+    /// [`FRESH`].
+    pub fn end(&self, domain: &str, table: &str) -> Option<i64> {
+        let map = self.lock();
+        let d = map.get(domain)?;
+        if d.at.elapsed() > FRESH {
+            return None;
+        }
+        d.ends.get(table).copied()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Domain>> {
+        self.domains.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl query::CommitFeed for Commits {
     fn subscribe(&self, domain: &str) -> watch::Receiver<u64> {
         Commits::subscribe(self, domain)
+    }
+
+    fn committed_end(&self, domain: &str, table: &str) -> Option<i64> {
+        self.end(domain, table)
     }
 }
 
@@ -52,12 +116,34 @@ mod tests {
     async fn subscribers_see_later_commits() {
         let c = Commits::default();
         let mut rx = c.subscribe("d");
-        c.bump("d");
+        c.bump("d", None);
         rx.changed().await.unwrap();
         assert_eq!(*rx.borrow_and_update(), 1);
-        c.bump("other");
-        c.bump("d");
+        c.bump("other", None);
+        c.bump("d", None);
         rx.changed().await.unwrap();
         assert_eq!(*rx.borrow(), 2);
+    }
+
+    #[test]
+    fn ends_are_published_forgotten_and_go_stale() {
+        let c = Commits::default();
+        assert!(!c.watched("d"));
+        let rx = c.subscribe("d");
+        assert!(c.watched("d"));
+        c.bump("d", Some(vec![("a".into(), 10), ("b".into(), 3)]));
+        assert_eq!(c.end("d", "a"), Some(10));
+        // A commit that touched only `a` keeps `b`'s end.
+        c.bump("d", Some(vec![("a".into(), 20)]));
+        assert_eq!((c.end("d", "a"), c.end("d", "b")), (Some(20), Some(3)));
+        assert_eq!(c.end("other", "a"), None);
+        // A commit whose ends are unknown forgets them all.
+        c.bump("d", None);
+        assert_eq!(c.end("d", "a"), None);
+        c.bump("d", Some(vec![("a".into(), 30)]));
+        c.lock().get_mut("d").unwrap().at -= FRESH * 2;
+        assert_eq!(c.end("d", "a"), None, "an old end is not used");
+        drop(rx);
+        assert!(!c.watched("d"));
     }
 }

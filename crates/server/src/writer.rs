@@ -166,7 +166,7 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             Err(mpsc::error::TryRecvError::Empty) => {
                 if commit(&mut db, &setup.commit, true, domain) {
                     acknowledge(&mut sessions);
-                    setup.commits.bump(domain);
+                    publish(&mut db, setup, domain);
                 }
                 match rx.blocking_recv() {
                     Some(cmd) => cmd,
@@ -178,13 +178,13 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
         execute(&mut db, cmd, domain, &mut sessions);
         if commit(&mut db, &setup.commit, false, domain) {
             acknowledge(&mut sessions);
-            setup.commits.bump(domain);
+            publish(&mut db, setup, domain);
         }
     }
     if let Err(e) = db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
     }
-    setup.commits.bump(domain);
+    setup.commits.bump(domain, None);
     tracing::info!(domain, "database closed");
     setup.hook.event(HookEvent::DbClosed, &uri);
 }
@@ -250,6 +250,17 @@ fn attach<S: Sink>(db: &mut S, start_time: i64, sender: &str) -> Result<Attached
         sender_id,
         db_start,
     })
+}
+
+/// Tells live readers about a commit, with the tables' committed ends when
+/// someone listens (reading them costs a round trip on PostgreSQL).
+fn publish<S: Sink>(db: &mut S, setup: &WriterSetup, domain: &str) {
+    let ends = if setup.commits.watched(domain) {
+        db.committed_ends()
+    } else {
+        None
+    };
+    setup.commits.bump(domain, ends);
 }
 
 /// Commits if due; true if a commit happened.

@@ -89,6 +89,15 @@ pub trait Sink {
         0
     }
 
+    /// After a commit (before more inserts): the highest `oml_tuple_id` of
+    /// each table that commit wrote to, for live readers to bound their
+    /// scans by; `None` if the back end cannot tell (SQLite, whose readers
+    /// never see uncommitted rows, does not need to). Tables the commit
+    /// did not touch are not listed.
+    fn committed_ends(&mut self) -> Option<Vec<(String, i64)>> {
+        None
+    }
+
     /// Commits and closes the database.
     fn close(self) -> Result<(), StoreError>
     where

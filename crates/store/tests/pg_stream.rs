@@ -161,3 +161,56 @@ fn a_streaming_connection_lost_mid_copy_loses_and_doubles_nothing() {
     db.commit().unwrap();
     assert_eq!(count(&domain, "app_big"), 2 * ROWS * 1_000_001);
 }
+
+fn max_id(domain: &str, table: &str) -> i64 {
+    shared()
+        .client(domain)
+        .query_one(
+            &format!("SELECT CAST(max(oml_tuple_id) AS int8) FROM {table}"),
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn committed_ends_name_each_written_table_and_its_last_id() {
+    let domain = unique_domain("streamends");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    // A streamed commit (big) with a plain table beside it (small).
+    fill(&mut db, big, small, 1);
+    db.commit().unwrap();
+    let mut ends = Sink::committed_ends(&mut db).unwrap();
+    ends.sort();
+    assert_eq!(
+        ends,
+        vec![
+            ("app_big".to_owned(), max_id(&domain, "app_big")),
+            ("app_small".to_owned(), max_id(&domain, "app_small")),
+        ]
+    );
+    assert_eq!(ends[0].1, ROWS, "ids are dense from 1");
+    // Asked twice, nothing new: nothing to tell.
+    assert_eq!(Sink::committed_ends(&mut db), Some(Vec::new()));
+    // A small commit to one table names that table only.
+    db.insert(&row(small, 7)).unwrap();
+    db.commit().unwrap();
+    assert_eq!(
+        Sink::committed_ends(&mut db),
+        Some(vec![("app_small".to_owned(), max_id(&domain, "app_small"))])
+    );
+    // A commit whose only row was refused: the end stays where it was.
+    let before = max_id(&domain, "app_small");
+    shared().psql(
+        &domain,
+        "ALTER TABLE app_small ADD CONSTRAINT no9 CHECK (n <> 9)",
+    );
+    db.insert(&row(small, 9)).unwrap();
+    db.commit().unwrap();
+    assert_eq!(db.refused(), 1);
+    assert_eq!(
+        Sink::committed_ends(&mut db),
+        Some(vec![("app_small".to_owned(), before)])
+    );
+}

@@ -16,6 +16,7 @@
 //!
 //! [`CommitFeed`]: crate::CommitFeed
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
@@ -31,7 +32,7 @@ use crate::format::json::write_api_value;
 use crate::plan;
 use crate::request::RowsRequest;
 use crate::sql::{Dialect, Sql};
-use crate::state::QueryState;
+use crate::state::{CommitFeed, QueryState};
 
 mod frames;
 mod hub;
@@ -63,6 +64,20 @@ pub struct Tail {
     batch: u64,
     /// One event per batch (`batch=true`) rather than per row.
     batched: bool,
+    /// The domain, and what tells its committed ends (see [`Tail::end`]).
+    domain: String,
+    feed: Option<Arc<dyn CommitFeed>>,
+}
+
+impl Tail {
+    /// On PostgreSQL, the highest committed id of the stream if the writer
+    /// published it (see [`CommitFeed::committed_end`]).
+    fn end(&self) -> Option<i64> {
+        if self.src.dialect() != Dialect::Postgres {
+            return None;
+        }
+        self.feed.as_ref()?.committed_end(&self.domain, &self.table)
+    }
 }
 
 /// Starts a tail; errors (404, 400) are answered before the stream opens.
@@ -142,7 +157,15 @@ async fn open_tail(
             Some(v) => v.trim().parse::<i64>().map_err(|_| {
                 QueryError::bad("after", format!("{v:?}: give an event id (oml_tuple_id)"))
             })?,
-            None => max_id(&mut src, &schema.name).map_err(QueryError::Database)?,
+            None => {
+                let published = (src.dialect() == Dialect::Postgres)
+                    .then(|| st.feed.as_ref()?.committed_end(&d, &schema.name))
+                    .flatten();
+                match published {
+                    Some(end) => end,
+                    None => max_id(&mut src, &schema.name).map_err(QueryError::Database)?,
+                }
+            }
         };
         Ok(Tail {
             src: Conn::new(src),
@@ -151,6 +174,8 @@ async fn open_tail(
             last,
             batch: BATCH,
             batched,
+            domain: d,
+            feed: st.feed.clone(),
         })
     })
     .await;
@@ -210,6 +235,8 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// to `last + batch` only: fewer rows than a batch then means the
 /// committed end. A round that finds nothing under that bound (ids a
 /// rolled-back transaction used, or nothing new) looks once without it.
+/// Where the writer published the stream's committed end, no read goes
+/// past it, and none is made when the tail is there already.
 fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let limit = t.batch as usize;
     t.req.limit = Some(t.batch);
@@ -218,20 +245,33 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
         && t.req.to.is_none()
         && t.req.senders.is_empty()
         && t.req.predicates.is_empty();
-    t.req.until = dense.then(|| t.last.saturating_add(limit as i64));
+    let end = t.end();
+    if end.is_some_and(|e| e <= t.last) {
+        return Ok(Round {
+            rows: FramesBuilder::new(std::iter::empty::<&str>(), t.batched).finish(),
+            lag: 0,
+            full: false,
+        });
+    }
+    let window = t.last.saturating_add(limit as i64);
+    t.req.until = match end {
+        Some(e) if dense => Some(e.min(window)),
+        Some(e) => Some(e),
+        None => dense.then_some(window),
+    };
     let mut out = read(t, limit)?;
     if dense && out.is_empty() {
-        t.req.until = None;
+        t.req.until = end;
         out = read(t, limit)?;
     }
     // Less than a full batch: nothing left to read, no lag. Only a full
     // batch asks where the end is (on PostgreSQL, max() also walks back
-    // over the writer's open transaction).
+    // over the writer's open transaction, hence the published end first).
     let full = out.len() >= limit;
-    let lag = if full {
-        max_id(&mut t.src, &t.table)? - t.last
-    } else {
-        0
+    let lag = match (full, end) {
+        (false, _) => 0,
+        (true, Some(e)) => e - t.last,
+        (true, None) => max_id(&mut t.src, &t.table)? - t.last,
     };
     t.batch = if full {
         t.batch.saturating_mul(4).min(MAX_BATCH)

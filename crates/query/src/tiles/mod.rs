@@ -207,7 +207,8 @@ impl TileCache {
             })
             .collect();
         let all: Vec<Arc<Mutex<TileSet>>> = sets.iter().map(|s| s.2.clone()).collect();
-        kept.folded += catch_up(&all, src)?;
+        let pg = matches!(src, Source::Postgres(_));
+        kept.folded += catch_up(&all, src, &|t| scope.end(pg, t))?;
         for (f, ty, set) in sets {
             let mut acc: BTreeMap<i64, Vec<Option<M4>>> = BTreeMap::new();
             let mut reads = Vec::new();
@@ -276,7 +277,8 @@ impl TileCache {
         );
         let set = self.set(key, ty);
         let mut s = lock(&set);
-        s.catch_up(src)?;
+        let pg = matches!(src, Source::Postgres(_));
+        s.catch_up(src, &|t| scope.end(pg, t))?;
         Ok(s.span
             .iter()
             .filter(|(id, _)| wanted.as_ref().is_none_or(|w| w.contains(id)))
@@ -298,6 +300,7 @@ impl TileCache {
             return;
         }
         let mut rx = feed.subscribe(domain);
+        let feed = Arc::clone(feed);
         let cache: Weak<TileCache> = Arc::downgrade(self);
         let domain = domain.to_owned();
         rt.spawn(async move {
@@ -315,7 +318,7 @@ impl TileCache {
                     }
                     return;
                 }
-                let (b, d) = (backend.clone(), domain.clone());
+                let (b, d, f) = (backend.clone(), domain.clone(), feed.clone());
                 let done = tokio::task::spawn_blocking(move || {
                     let mut src = match conn {
                         Some(s) => s,
@@ -323,7 +326,9 @@ impl TileCache {
                             ExportError::Invalid(format!("domain {d} disappeared"))
                         })?),
                     };
-                    catch_up(&sets, &mut src)?;
+                    let pg = matches!(*src, Source::Postgres(_));
+                    let ends = |t: &str| pg.then(|| f.committed_end(&d, t)).flatten();
+                    catch_up(&sets, &mut src, &ends)?;
                     Ok::<_, ExportError>(src)
                 })
                 .await;
@@ -344,13 +349,27 @@ impl TileCache {
 /// locked in one order (by address) wherever several are held at once, so
 /// the background catch-up and requests never wait on each other in a
 /// circle.
-fn catch_up(sets: &[Arc<Mutex<TileSet>>], src: &mut Source) -> Result<u64, ExportError> {
+fn catch_up(
+    sets: &[Arc<Mutex<TileSet>>],
+    src: &mut Source,
+    ends: set::Ends<'_>,
+) -> Result<u64, ExportError> {
     let mut sorted: Vec<&Arc<Mutex<TileSet>>> = sets.iter().collect();
     sorted.sort_by_key(|s| Arc::as_ptr(s));
     sorted.dedup_by_key(|s| Arc::as_ptr(s));
     let mut guards: Vec<MutexGuard<'_, TileSet>> = sorted.iter().map(|s| lock(s)).collect();
     let mut refs: Vec<&mut TileSet> = guards.iter_mut().map(|g| &mut **g).collect();
-    set::catch_up_all(&mut refs, src)
+    set::catch_up_all(&mut refs, src, ends)
+}
+
+impl TileScope<'_> {
+    /// On PostgreSQL (`pg`), `table`'s committed end, if published.
+    pub(crate) fn end(&self, pg: bool, table: &str) -> Option<i64> {
+        if !pg {
+            return None;
+        }
+        self.feed?.committed_end(self.domain, table)
+    }
 }
 
 /// Sender ids selected by `sender=` (names or ids, as the SQL filter

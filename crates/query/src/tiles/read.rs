@@ -139,22 +139,28 @@ impl Fields<'_> {
 /// A row of [`after`]: id, sender, timestamp and one value per field.
 pub type Row<'a> = (i64, i64, Option<f64>, &'a [Option<Num>]);
 
-/// Calls `f` for every row with an id above `after`, in id order.
+/// Calls `f` for every row with an id above `after` and at most `end`
+/// (`None`: no bound), in id order.
 pub fn after(
     src: &mut Source,
     c: &Fields<'_>,
     after: i64,
+    end: Option<i64>,
     mut f: impl FnMut(Row<'_>),
 ) -> Result<(), ExportError> {
+    if end.is_some_and(|e| e <= after) {
+        return Ok(());
+    }
+    let end = end.unwrap_or(i64::MAX);
     let sql = format!(
-        "{} WHERE t.oml_tuple_id > $1 ORDER BY t.oml_tuple_id",
+        "{} WHERE t.oml_tuple_id > $1 AND t.oml_tuple_id <= $2 ORDER BY t.oml_tuple_id",
         c.select()
     );
     let mut vals: Vec<Option<Num>> = Vec::with_capacity(c.fields.len());
     match src {
         Source::Sqlite(db) => {
-            let mut st = db.prepare_cached(&sql.replace("$1", "?1"))?;
-            let mut rows = st.query([after])?;
+            let mut st = db.prepare_cached(&sql.replace("$1", "?1").replace("$2", "?2"))?;
+            let mut rows = st.query([after, end])?;
             while let Some(r) = rows.next()? {
                 let t = sqlite_time(r)?;
                 vals.clear();
@@ -170,11 +176,14 @@ pub fn after(
             // once (COPY would open a connection, a backend process, every
             // time), FETCH rows per call (row by row, the blocking client
             // costs more than the rows).
-            let sql = format!("{} LIMIT {FETCH}", sql.replace("$1", "$1::int8"));
+            let sql = format!(
+                "{} LIMIT {FETCH}",
+                sql.replace("$1", "$1::int8").replace("$2", "$2::int8")
+            );
             let st = db.prepared(&sql)?;
             let mut from = after;
             loop {
-                let rows = db.query(&st, &[&from])?;
+                let rows = db.query(&st, &[&from, &end])?;
                 for r in &rows {
                     let (id, sender, t) = pg_head(r)?;
                     vals.clear();
@@ -195,7 +204,9 @@ pub fn after(
         Source::Postgres(db) => {
             // A build reads every row: binary COPY. COPY takes no
             // parameters, and `after` is our own integer, not caller input.
-            let sql = sql.replace("$1", &after.to_string());
+            let sql = sql
+                .replace("$1", &after.to_string())
+                .replace("$2", &end.to_string());
             let meta = |name: &str, kind| Column {
                 name: name.into(),
                 kind,

@@ -59,8 +59,8 @@ impl TileSet {
 
     /// Folds in the rows committed since the last call (all of them the
     /// first time); see [`catch_up_all`]. Returns the rows folded.
-    pub fn catch_up(&mut self, src: &mut Source) -> Result<u64, ExportError> {
-        catch_up_all(&mut [self], src)
+    pub fn catch_up(&mut self, src: &mut Source, ends: Ends<'_>) -> Result<u64, ExportError> {
+        catch_up_all(&mut [self], src, ends)
     }
 
     /// True if the last folded row still exists (the table was not
@@ -84,6 +84,10 @@ impl TileSet {
     }
 }
 
+/// A table's committed end, where known (see
+/// [`crate::CommitFeed::committed_end`]): reads stop there.
+pub type Ends<'a> = &'a dyn Fn(&str) -> Option<i64>;
+
 /// Folds into each set the rows committed since its last catch-up (all of
 /// them the first time). Sets of one table and time column that cover the
 /// same rows (the fields of a plotted stream, usually) read them together,
@@ -91,7 +95,11 @@ impl TileSet {
 /// gone), that set starts over. Progress is kept when a read is interrupted
 /// (time budget): the next call resumes after the last row folded. Returns
 /// the rows folded, summed over the sets.
-pub fn catch_up_all(sets: &mut [&mut TileSet], src: &mut Source) -> Result<u64, ExportError> {
+pub fn catch_up_all(
+    sets: &mut [&mut TileSet],
+    src: &mut Source,
+    ends: Ends<'_>,
+) -> Result<u64, ExportError> {
     for s in sets.iter_mut() {
         if s.covered > 0 && !s.still_there(src)? {
             **s = TileSet::new(&s.table, s.time, &s.field, s.ty);
@@ -104,7 +112,7 @@ pub fn catch_up_all(sets: &mut [&mut TileSet], src: &mut Source) -> Result<u64, 
         let (mut group, others): (Vec<&mut TileSet>, Vec<&mut TileSet>) = rest
             .into_iter()
             .partition(|s| (s.table.as_str(), s.time, s.covered) == (at.0.as_str(), at.1, at.2));
-        folded += fold(&mut group, src)?;
+        folded += fold(&mut group, src, ends)?;
         rest = others;
     }
     Ok(folded)
@@ -112,7 +120,7 @@ pub fn catch_up_all(sets: &mut [&mut TileSet], src: &mut Source) -> Result<u64, 
 
 /// Reads the rows after the group's common `covered` once and folds each
 /// into every set of the group.
-fn fold(group: &mut [&mut TileSet], src: &mut Source) -> Result<u64, ExportError> {
+fn fold(group: &mut [&mut TileSet], src: &mut Source, ends: Ends<'_>) -> Result<u64, ExportError> {
     let t = Instant::now();
     let fields: Vec<(String, OmlType)> = group.iter().map(|s| (s.field.clone(), s.ty)).collect();
     let (table, time, after) = (group[0].table.clone(), group[0].time, group[0].covered);
@@ -122,7 +130,7 @@ fn fold(group: &mut [&mut TileSet], src: &mut Source) -> Result<u64, ExportError
         fields: &fields,
     };
     let mut n = 0u64;
-    let r = read::after(src, &cols, after, |(id, sender, t, vals)| {
+    let r = read::after(src, &cols, after, ends(&table), |(id, sender, t, vals)| {
         for (s, v) in group.iter_mut().zip(vals) {
             s.senders.entry(sender).or_default().push(id, t.zip(*v));
             if let Some(t) = t {

@@ -137,6 +137,10 @@ impl<S: Sink> Sink for Metered<S> {
         self.inner.refused()
     }
 
+    fn committed_ends(&mut self) -> Option<Vec<(String, i64)>> {
+        self.inner.committed_ends()
+    }
+
     fn close(mut self) -> Result<(), StoreError> {
         let res = self.inner.commit();
         self.committed(res.is_ok());

@@ -128,6 +128,9 @@ pub struct PgStore {
     /// When the pump last could not be started (no second connection, no
     /// thread): until [`PUMP_RETRY`] later, commits send everything at once.
     pump_off: Option<Instant>,
+    /// Tables that had rows in the last successful commit (for
+    /// [`Sink::committed_ends`]).
+    committed: Vec<TableId>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -168,6 +171,7 @@ impl PgStore {
             data: None,
             streaming: None,
             pump_off: None,
+            committed: Vec::new(),
         };
         store.start_time = store.locked(|s| s.init_layout())?;
         store.created = store.start_time.is_none();
@@ -285,7 +289,12 @@ impl PgStore {
         if self.tx.is_none() {
             return Ok(());
         }
+        let touched: Vec<TableId> = (0..self.catalog.len())
+            .map(TableId)
+            .filter(|&id| self.catalog.get(id).is_some_and(|t| !t.pending.is_empty()))
+            .collect();
         let res = self.retry(write::commit_once);
+        self.committed = if res.is_ok() { touched } else { Vec::new() };
         if let Err(e) = &res {
             // Refused for good (not a lost connection): end the transaction,
             // whatever state it is in; its rows are not stored.
@@ -304,6 +313,46 @@ impl PgStore {
             t.pending.clear();
         }
         res
+    }
+
+    /// The highest `oml_tuple_id` of each table the last commit wrote rows
+    /// to, read right after it (call it before inserting more). Live
+    /// readers bound their scans by it: every row up to it is committed,
+    /// while a scan past it would walk through the rows of the writer's
+    /// next transaction, which the pump inserts before they commit
+    /// (invisible, but each one checked, on the pages being filled).
+    pub fn committed_ends(&mut self) -> Result<Vec<(String, i64)>, StoreError> {
+        let names: Vec<String> = std::mem::take(&mut self.committed)
+            .into_iter()
+            .filter_map(|id| self.catalog.get(id).map(|t| t.schema.name.clone()))
+            .collect();
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| {
+                format!(
+                    "(SELECT CAST(max(oml_tuple_id) AS int8) FROM {})",
+                    crate::sql::quote(n)
+                )
+            })
+            .collect();
+        let answer = self
+            .client
+            .simple_query(&format!("SELECT {}", parts.join(", ")))?;
+        let row = answer.iter().find_map(|m| match m {
+            ::postgres::SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        });
+        let Some(row) = row else {
+            return Ok(Vec::new());
+        };
+        Ok(names
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((n, row.get(i)?.parse().ok()?)))
+            .collect())
     }
 
     /// Rows pending in the tables (all lost if the commit is refused).
@@ -568,6 +617,16 @@ impl Sink for PgStore {
 
     fn refused(&mut self) -> u64 {
         self.take_refused()
+    }
+
+    fn committed_ends(&mut self) -> Option<Vec<(String, i64)>> {
+        match PgStore::committed_ends(self) {
+            Ok(ends) => Some(ends),
+            Err(e) => {
+                tracing::debug!(db = %self.uri, error = %e, "committed ends not read");
+                None
+            }
+        }
     }
 
     fn close(mut self) -> Result<(), StoreError> {
