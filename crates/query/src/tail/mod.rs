@@ -235,8 +235,10 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// to `last + batch` only: fewer rows than a batch then means the
 /// committed end. A round that finds nothing under that bound (ids a
 /// rolled-back transaction used, or nothing new) looks once without it.
-/// Where the writer published the stream's committed end, no read goes
-/// past it, and none is made when the tail is there already.
+/// Where the writer published the stream's committed end, a dense round
+/// reads no further than it, and passes over ids below it that no row
+/// holds (every row up to the end is committed); none reads anything once
+/// the tail is there.
 fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let limit = t.batch as usize;
     t.req.limit = Some(t.batch);
@@ -245,33 +247,40 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
         && t.req.to.is_none()
         && t.req.senders.is_empty()
         && t.req.predicates.is_empty();
-    let end = t.end();
-    if end.is_some_and(|e| e <= t.last) {
-        return Ok(Round {
-            rows: FramesBuilder::new(std::iter::empty::<&str>(), t.batched).finish(),
-            lag: 0,
-            full: false,
-        });
-    }
     let window = t.last.saturating_add(limit as i64);
-    t.req.until = match end {
-        Some(e) if dense => Some(e.min(window)),
-        Some(e) => Some(e),
-        None => dense.then_some(window),
-    };
-    let mut out = read(t, limit)?;
-    if dense && out.is_empty() {
-        t.req.until = end;
-        out = read(t, limit)?;
-    }
-    // Less than a full batch: nothing left to read, no lag. Only a full
-    // batch asks where the end is (on PostgreSQL, max() also walks back
-    // over the writer's open transaction, hence the published end first).
-    let full = out.len() >= limit;
-    let lag = match (full, end) {
-        (false, _) => 0,
-        (true, Some(e)) => e - t.last,
-        (true, None) => max_id(&mut t.src, &t.table)? - t.last,
+    let (out, full, lag) = match dense.then(|| t.end()).flatten() {
+        Some(end) => {
+            let hi = end.min(window);
+            let mut out = FramesBuilder::new(std::iter::empty::<&str>(), t.batched);
+            if hi > t.last {
+                t.req.until = Some(hi);
+                out = read(t, limit)?;
+                if out.is_empty() {
+                    t.last = hi;
+                }
+            }
+            // More below the end: go on at once.
+            let full = out.len() >= limit || t.last < end;
+            (out, full, (end - t.last).max(0))
+        }
+        None => {
+            t.req.until = dense.then_some(window);
+            let mut out = read(t, limit)?;
+            if dense && out.is_empty() {
+                t.req.until = None;
+                out = read(t, limit)?;
+            }
+            // Less than a full batch: nothing left to read, no lag. Only a
+            // full batch asks where the end is (on PostgreSQL, max() also
+            // walks back over the writer's open transaction).
+            let full = out.len() >= limit;
+            let lag = if full {
+                max_id(&mut t.src, &t.table)? - t.last
+            } else {
+                0
+            };
+            (out, full, lag)
+        }
     };
     t.batch = if full {
         t.batch.saturating_mul(4).min(MAX_BATCH)
