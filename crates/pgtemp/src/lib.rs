@@ -120,11 +120,47 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// A port nothing listens on, and that no other cluster of this process
+/// was given: Linux may hand the same port to two `bind(0)` calls made
+/// one after the other (the first socket is closed at once), and two
+/// tests starting clusters at the same moment then collided.
 fn free_port() -> Result<u16, PgTempError> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(io("finding a free port"))
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..100 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(io("finding a free port"))?;
+        if !given.contains(&port) {
+            given.push(port);
+            return Ok(port);
+        }
+    }
+    Err(PgTempError::Command {
+        command: "bind 127.0.0.1:0".into(),
+        logs: "no port left that this process has not given out".into(),
+    })
+}
+
+/// A new directory of this process's own for a cluster
+/// (`<tmp>/sg-pg-<pid>-<n>`); one left by an earlier process with the same
+/// pid is passed over.
+fn new_dir() -> Result<PathBuf, PgTempError> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    loop {
+        let dir = std::env::temp_dir().join(format!(
+            "sg-pg-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io(format!("creating {}", dir.display()))(e)),
+        }
+    }
 }
 
 fn sh_quote(s: &str) -> String {
@@ -137,9 +173,7 @@ impl Cluster {
     pub fn start() -> Result<Cluster, PgTempError> {
         let bin = bindir()?;
         let as_postgres = is_root();
-        let dir =
-            std::env::temp_dir().join(format!("sg-pg-{}-{}", std::process::id(), free_port()?));
-        std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
+        let dir = new_dir()?;
         // From here on, `Drop` cleans up if a step fails.
         let c = Cluster {
             bin,
