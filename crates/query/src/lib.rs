@@ -41,3 +41,4 @@ pub use error::QueryError;
 pub use openapi::{document as openapi_document, ApiDoc};
 pub use routes::router;
 pub use state::{Backend, CommitFeed, QueryState};
+pub use tail::rows_from_commits;

@@ -26,6 +26,19 @@ pub trait CommitFeed: Send + Sync + 'static {
     fn committed_end(&self, _domain: &str, _table: &str) -> Option<i64> {
         None
     }
+
+    /// Rows of `table` a recent commit stored, the batch holding the row
+    /// right after id `after`, if the writer handed them over (see
+    /// [`store::postgres::committed`]): a dense tail renders them instead
+    /// of reading them back.
+    fn committed_rows(
+        &self,
+        _domain: &str,
+        _table: &str,
+        _after: i64,
+    ) -> Option<Arc<store::postgres::CommittedRows>> {
+        None
+    }
 }
 
 /// Where the experiment databases are.

@@ -4,18 +4,26 @@
 //! polling. On PostgreSQL the writer also publishes, while someone
 //! listens, the highest `oml_tuple_id` each commit left in each table it
 //! wrote to, so readers can stop their scans there instead of walking
-//! through the rows of the writer's next, still open, transaction.
+//! through the rows of the writer's next, still open, transaction, and
+//! the rows themselves where it can tell their ids, so a live tail need
+//! not read them back (see [`store::postgres::committed`]).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use store::postgres::CommittedRows;
 use tokio::sync::watch;
 
 /// How long a published end stays usable. Another server writing the same
 /// PostgreSQL database commits rows beyond it without telling us: past
 /// this, readers look beyond it again (as with no end at all).
 const FRESH: Duration = Duration::from_secs(1);
+
+/// Bytes of committed rows kept per domain: a tail woken by a commit
+/// takes its rows at once, so a few commits' worth is plenty; one that
+/// fell further behind reads from the table.
+const KEPT_BYTES: usize = 32 << 20;
 
 /// Commit counters by domain.
 #[derive(Debug, Default)]
@@ -33,6 +41,8 @@ struct Domain {
     ends: HashMap<String, i64>,
     /// When `ends` were last published.
     at: Instant,
+    /// Recent commits' rows, oldest first, each batch of one table.
+    rows: VecDeque<Arc<CommittedRows>>,
 }
 
 impl Domain {
@@ -41,6 +51,7 @@ impl Domain {
             count: watch::Sender::new(count),
             ends: HashMap::new(),
             at: Instant::now(),
+            rows: VecDeque::new(),
         }
     }
 }
@@ -50,7 +61,10 @@ impl Commits {
     /// committed ends if it knows them (`None`: it does not; any published
     /// before are forgotten, since rows may now lie beyond them). The ends
     /// are in place before the counter changes.
-    pub fn bump(&self, domain: &str, ends: Option<Vec<(String, i64)>>) {
+    ///
+    /// `rows` are the commit's rows whose ids the writer could tell; they
+    /// are kept (within [`KEPT_BYTES`]) for [`Commits::rows`].
+    pub fn bump(&self, domain: &str, ends: Option<Vec<(String, i64)>>, rows: Vec<CommittedRows>) {
         let mut map = self.lock();
         let d = map
             .entry(domain.to_owned())
@@ -60,9 +74,29 @@ impl Commits {
                 d.ends.extend(ends);
                 d.at = Instant::now();
             }
-            None => d.ends.clear(),
+            None => {
+                d.ends.clear();
+                d.rows.clear();
+            }
+        }
+        d.rows.extend(rows.into_iter().map(Arc::new));
+        let mut bytes: usize = d.rows.iter().map(|r| r.bytes()).sum();
+        while bytes > KEPT_BYTES {
+            let Some(old) = d.rows.pop_front() else { break };
+            bytes -= old.bytes();
         }
         d.count.send_modify(|n| *n += 1);
+    }
+
+    /// The kept batch of `table` that holds the row right after `after`.
+    pub fn rows(&self, domain: &str, table: &str, after: i64) -> Option<Arc<CommittedRows>> {
+        let map = self.lock();
+        let d = map.get(domain)?;
+        d.rows
+            .iter()
+            .rev()
+            .find(|r| r.table == table && r.first <= after + 1 && after < r.last())
+            .cloned()
     }
 
     /// True if someone waits on `domain`'s commits (then the writer
@@ -106,6 +140,10 @@ impl query::CommitFeed for Commits {
     fn committed_end(&self, domain: &str, table: &str) -> Option<i64> {
         self.end(domain, table)
     }
+
+    fn committed_rows(&self, domain: &str, table: &str, after: i64) -> Option<Arc<CommittedRows>> {
+        self.rows(domain, table, after)
+    }
 }
 
 #[cfg(test)]
@@ -116,11 +154,11 @@ mod tests {
     async fn subscribers_see_later_commits() {
         let c = Commits::default();
         let mut rx = c.subscribe("d");
-        c.bump("d", None);
+        c.bump("d", None, Vec::new());
         rx.changed().await.unwrap();
         assert_eq!(*rx.borrow_and_update(), 1);
-        c.bump("other", None);
-        c.bump("d", None);
+        c.bump("other", None, Vec::new());
+        c.bump("d", None, Vec::new());
         rx.changed().await.unwrap();
         assert_eq!(*rx.borrow(), 2);
     }
@@ -131,16 +169,20 @@ mod tests {
         assert!(!c.watched("d"));
         let rx = c.subscribe("d");
         assert!(c.watched("d"));
-        c.bump("d", Some(vec![("a".into(), 10), ("b".into(), 3)]));
+        c.bump(
+            "d",
+            Some(vec![("a".into(), 10), ("b".into(), 3)]),
+            Vec::new(),
+        );
         assert_eq!(c.end("d", "a"), Some(10));
         // A commit that touched only `a` keeps `b`'s end.
-        c.bump("d", Some(vec![("a".into(), 20)]));
+        c.bump("d", Some(vec![("a".into(), 20)]), Vec::new());
         assert_eq!((c.end("d", "a"), c.end("d", "b")), (Some(20), Some(3)));
         assert_eq!(c.end("other", "a"), None);
         // A commit whose ends are unknown forgets them all.
-        c.bump("d", None);
+        c.bump("d", None, Vec::new());
         assert_eq!(c.end("d", "a"), None);
-        c.bump("d", Some(vec![("a".into(), 30)]));
+        c.bump("d", Some(vec![("a".into(), 30)]), Vec::new());
         c.lock().get_mut("d").unwrap().at -= FRESH * 2;
         assert_eq!(c.end("d", "a"), None, "an old end is not used");
         drop(rx);

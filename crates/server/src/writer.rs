@@ -184,7 +184,7 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     if let Err(e) = db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
     }
-    setup.commits.bump(domain, None);
+    setup.commits.bump(domain, None, Vec::new());
     tracing::info!(domain, "database closed");
     setup.hook.event(HookEvent::DbClosed, &uri);
 }
@@ -254,13 +254,18 @@ fn attach<S: Sink>(db: &mut S, start_time: i64, sender: &str) -> Result<Attached
 
 /// Tells live readers about a commit, with the tables' committed ends when
 /// someone listens (reading them costs a round trip on PostgreSQL).
+///
+/// While watched, commits keep their rows, and those whose ids the store
+/// can tell are handed to the readers with the ends.
 fn publish<S: Sink>(db: &mut S, setup: &WriterSetup, domain: &str) {
-    let ends = if setup.commits.watched(domain) {
-        db.committed_ends()
+    let watched = setup.commits.watched(domain);
+    let (ends, rows) = if watched {
+        (db.committed_ends(), db.committed_rows())
     } else {
-        None
+        (None, Vec::new())
     };
-    setup.commits.bump(domain, ends);
+    db.keep_committed(watched);
+    setup.commits.bump(domain, ends, rows);
 }
 
 /// Commits if due; true if a commit happened.

@@ -98,6 +98,17 @@ pub trait Sink {
         None
     }
 
+    /// Whether commits keep their rows for [`Sink::committed_rows`]
+    /// (PostgreSQL; SQLite readers read new rows cheaply from its file).
+    fn keep_committed(&mut self, _on: bool) {}
+
+    /// After [`Sink::committed_ends`]: the rows of that commit whose
+    /// `oml_tuple_id`s the store could tell, by table (see
+    /// [`crate::postgres::committed`]).
+    fn committed_rows(&mut self) -> Vec<crate::postgres::CommittedRows> {
+        Vec::new()
+    }
+
     /// Commits and closes the database.
     fn close(self) -> Result<(), StoreError>
     where

@@ -214,3 +214,101 @@ fn committed_ends_name_each_written_table_and_its_last_id() {
         Some(vec![("app_small".to_owned(), before)])
     );
 }
+
+/// The `oml_seq` of each row handed over, in order, and its first id.
+fn handed(db: &mut PgStore) -> Vec<(String, i64, Vec<i64>)> {
+    let mut out: Vec<(String, i64, Vec<i64>)> = Sink::committed_rows(db)
+        .iter()
+        .map(|r| {
+            let mut f = Vec::new();
+            let seqs = (0..r.len())
+                .map(|i| {
+                    assert!(r.fields(i, &mut f));
+                    i64::from_be_bytes(f[1].unwrap().try_into().unwrap())
+                })
+                .collect();
+            (r.table.clone(), r.first, seqs)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn committed_rows_are_handed_over_only_when_their_ids_are_known() {
+    let domain = unique_domain("handover");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    db.keep_committed(true);
+    // The first commit tells the ends, not yet which ids it filled.
+    fill(&mut db, big, small, 1);
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    assert!(handed(&mut db).is_empty());
+    // The next one (streamed, with a plain table beside it) fills the ids
+    // right after those ends: its rows are handed over, each with its id.
+    fill(&mut db, big, small, ROWS + 1);
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    let got = handed(&mut db);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].0, "app_big");
+    assert_eq!(got[0].1, ROWS + 1);
+    assert_eq!(got[0].2, (ROWS + 1..=2 * ROWS).collect::<Vec<_>>());
+    assert_eq!(got[1].0, "app_small");
+    assert_eq!(got[1].2.len(), (ROWS / 100) as usize);
+    // Which is what the table holds under those ids.
+    let stored: Vec<(i64, i64)> = shared()
+        .client(&domain)
+        .query(
+            &format!("SELECT CAST(oml_tuple_id AS int8), oml_seq FROM app_big WHERE oml_tuple_id > {ROWS} ORDER BY 1"),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let told: Vec<(i64, i64)> = got[0]
+        .2
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (got[0].1 + i as i64, *s))
+        .collect();
+    assert_eq!(stored, told);
+    // Another writer's row in between: the ids are not ours alone, so
+    // nothing is handed over.
+    db.insert(&row(small, 1)).unwrap();
+    shared().psql(
+        &domain,
+        "INSERT INTO app_small (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, n, s) VALUES (2, 1, 0, 0, 1, 'x')",
+    );
+    db.insert(&row(small, 2)).unwrap();
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    assert!(handed(&mut db).is_empty());
+    // A commit with a refused row: not handed over either.
+    shared().psql(
+        &domain,
+        "ALTER TABLE app_small ADD CONSTRAINT no9 CHECK (n <> 9)",
+    );
+    for n in [8, 9, 10] {
+        db.insert(&row(small, n)).unwrap();
+    }
+    db.commit().unwrap();
+    assert_eq!(db.refused(), 1);
+    Sink::committed_ends(&mut db).unwrap();
+    assert!(handed(&mut db).is_empty());
+    // Back to plain commits: handed over again.
+    db.insert(&row(small, 11)).unwrap();
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    let got = handed(&mut db);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].2, vec![11]);
+    // Switched off: nothing kept.
+    db.keep_committed(false);
+    db.insert(&row(small, 12)).unwrap();
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    assert!(handed(&mut db).is_empty());
+}

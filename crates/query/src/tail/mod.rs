@@ -34,8 +34,10 @@ use crate::request::RowsRequest;
 use crate::sql::{Dialect, Sql};
 use crate::state::{CommitFeed, QueryState};
 
+mod committed;
 mod frames;
 mod hub;
+pub use committed::rows_from_commits;
 use frames::{Frames, FramesBuilder};
 pub use hub::Hub;
 use hub::Subscription;
@@ -238,7 +240,8 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// Where the writer published the stream's committed end, a dense round
 /// reads no further than it, and passes over ids below it that no row
 /// holds (every row up to the end is committed); none reads anything once
-/// the tail is there.
+/// the tail is there. Rows the writer handed over after committing them
+/// are rendered from there, not read at all ([`committed`]).
 fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let limit = t.batch as usize;
     t.req.limit = Some(t.batch);
@@ -248,39 +251,49 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
         && t.req.senders.is_empty()
         && t.req.predicates.is_empty();
     let window = t.last.saturating_add(limit as i64);
-    let (out, full, lag) = match dense.then(|| t.end()).flatten() {
-        Some(end) => {
-            let hi = end.min(window);
-            let mut out = FramesBuilder::new(std::iter::empty::<&str>(), t.batched);
-            if hi > t.last {
-                t.req.until = Some(hi);
-                out = read(t, limit)?;
-                if out.is_empty() {
-                    t.last = hi;
+    let handed = dense
+        .then(|| t.feed.as_ref()?.committed_rows(&t.domain, &t.table, t.last))
+        .flatten();
+    let rendered = handed.and_then(|rows| Some((committed::render(t, &rows, limit)?, rows.last())));
+    let (out, full, lag) = match rendered {
+        Some((out, last)) => {
+            let end = t.end().unwrap_or(last).max(last);
+            (out, t.last < end, end - t.last)
+        }
+        None => match dense.then(|| t.end()).flatten() {
+            Some(end) => {
+                let hi = end.min(window);
+                let mut out = FramesBuilder::new(std::iter::empty::<&str>(), t.batched);
+                if hi > t.last {
+                    t.req.until = Some(hi);
+                    out = read(t, limit)?;
+                    if out.is_empty() {
+                        t.last = hi;
+                    }
                 }
+                // More below the end: go on at once.
+                let full = out.len() >= limit || t.last < end;
+                (out, full, (end - t.last).max(0))
             }
-            // More below the end: go on at once.
-            let full = out.len() >= limit || t.last < end;
-            (out, full, (end - t.last).max(0))
-        }
-        None => {
-            t.req.until = dense.then_some(window);
-            let mut out = read(t, limit)?;
-            if dense && out.is_empty() {
-                t.req.until = None;
-                out = read(t, limit)?;
+            None => {
+                t.req.until = dense.then_some(window);
+                let mut out = read(t, limit)?;
+                if dense && out.is_empty() {
+                    t.req.until = None;
+                    out = read(t, limit)?;
+                }
+                // Less than a full batch: nothing left to read, no lag. Only a
+                // full batch asks where the end is (on PostgreSQL, max() also
+                // walks back over the writer's open transaction).
+                let full = out.len() >= limit;
+                let lag = if full {
+                    max_id(&mut t.src, &t.table)? - t.last
+                } else {
+                    0
+                };
+                (out, full, lag)
             }
-            // Less than a full batch: nothing left to read, no lag. Only a
-            // full batch asks where the end is (on PostgreSQL, max() also
-            // walks back over the writer's open transaction).
-            let full = out.len() >= limit;
-            let lag = if full {
-                max_id(&mut t.src, &t.table)? - t.last
-            } else {
-                0
-            };
-            (out, full, lag)
-        }
+        },
     };
     t.batch = if full {
         t.batch.saturating_mul(4).min(MAX_BATCH)

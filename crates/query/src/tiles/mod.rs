@@ -208,7 +208,7 @@ impl TileCache {
             .collect();
         let all: Vec<Arc<Mutex<TileSet>>> = sets.iter().map(|s| s.2.clone()).collect();
         let pg = matches!(src, Source::Postgres(_));
-        kept.folded += catch_up(&all, src, &|t| scope.end(pg, t))?;
+        kept.folded += catch_up(&all, src, scope.ends(pg))?;
         for (f, ty, set) in sets {
             let mut acc: BTreeMap<i64, Vec<Option<M4>>> = BTreeMap::new();
             let mut reads = Vec::new();
@@ -278,7 +278,7 @@ impl TileCache {
         let set = self.set(key, ty);
         let mut s = lock(&set);
         let pg = matches!(src, Source::Postgres(_));
-        s.catch_up(src, &|t| scope.end(pg, t))?;
+        s.catch_up(src, scope.ends(pg))?;
         Ok(s.span
             .iter()
             .filter(|(id, _)| wanted.as_ref().is_none_or(|w| w.contains(id)))
@@ -327,8 +327,7 @@ impl TileCache {
                         })?),
                     };
                     let pg = matches!(*src, Source::Postgres(_));
-                    let ends = |t: &str| pg.then(|| f.committed_end(&d, t)).flatten();
-                    catch_up(&sets, &mut src, &ends)?;
+                    catch_up(&sets, &mut src, set::Ends::of(pg, Some(&*f), &d))?;
                     Ok::<_, ExportError>(src)
                 })
                 .await;
@@ -365,10 +364,12 @@ fn catch_up(
 impl TileScope<'_> {
     /// On PostgreSQL (`pg`), `table`'s committed end, if published.
     pub(crate) fn end(&self, pg: bool, table: &str) -> Option<i64> {
-        if !pg {
-            return None;
-        }
-        self.feed?.committed_end(self.domain, table)
+        self.ends(pg).end(table)
+    }
+
+    /// On PostgreSQL (`pg`), what the writer told of the domain's commits.
+    fn ends(&self, pg: bool) -> set::Ends<'_> {
+        set::Ends::of(pg, self.feed.map(|f| &**f), self.domain)
     }
 }
 

@@ -4,6 +4,8 @@
 //! decoded as the database orders them.
 
 use omsp::OmlType;
+use postgres::types::{FromSql, Type};
+use store::postgres::CommittedRows;
 
 use super::summary::Num;
 use crate::export::pgcopy;
@@ -258,6 +260,74 @@ pub fn after(
         }
     }
     Ok(())
+}
+
+/// Rows [`committed`] passed on since the process started.
+static FOLDED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Rows tiles folded from the writer's committed rows (not read from the
+/// table) since the process started.
+pub fn rows_from_commits() -> u64 {
+    FOLDED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Calls `f` for every row of `rows` (a commit's, handed over by the
+/// writer: see [`store::postgres::committed`]) with an id above `after`,
+/// decoding each value as a read of the table does. Returns the last id
+/// passed to `f` (`None`: none was), which is short of the batch's last
+/// if a column is not in the rows or a row is not well formed: the rest
+/// is then read from the table.
+pub fn committed(
+    rows: &CommittedRows,
+    c: &Fields<'_>,
+    after: i64,
+    mut f: impl FnMut(Row<'_>),
+) -> Option<i64> {
+    let col = |name: &str| {
+        let i = rows.columns.iter().position(|(n, _)| n == name)?;
+        Some((i, rows.columns[i].1.clone()))
+    };
+    let (sender, time) = (col("oml_sender_id")?, col(c.time)?);
+    let fields: Vec<(usize, Type, OmlType)> = c
+        .fields
+        .iter()
+        .map(|(n, ty)| col(n).map(|(i, t)| (i, t, *ty)))
+        .collect::<Option<_>>()?;
+    let decode = |raw: Option<&[u8]>, ty: &Type| match raw {
+        None => Some(None),
+        Some(b) => PgValue::from_sql(ty, b).ok().map(Some),
+    };
+    let start = usize::try_from(after + 1 - rows.first).ok()?;
+    let mut raw = Vec::with_capacity(rows.columns.len());
+    let mut vals: Vec<Option<Num>> = Vec::with_capacity(fields.len());
+    let mut last = None;
+    for i in start..rows.len() {
+        let mut row = || -> Option<(i64, Option<f64>)> {
+            if !rows.fields(i, &mut raw) {
+                return None;
+            }
+            let s = match decode(raw[sender.0], &sender.1)? {
+                Some(PgValue::Int(i)) => i,
+                _ => 0,
+            };
+            let t = match decode(raw[time.0], &time.1)? {
+                Some(PgValue::Real(t)) if !t.is_nan() => Some(t),
+                _ => None,
+            };
+            vals.clear();
+            for (k, ty, oml) in &fields {
+                let v = decode(raw[*k], ty)?;
+                vals.push(cell_num(&pg_binary_cell(v, Kind::Field(*oml))));
+            }
+            Some((s, t))
+        };
+        let Some((s, t)) = row() else { break };
+        let id = rows.first + i as i64;
+        f((id, s, t, &vals));
+        last = Some(id);
+        FOLDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    last
 }
 
 /// Calls `f` for every row of the leaves `(sender, first id, last id)`.

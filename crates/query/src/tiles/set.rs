@@ -3,14 +3,17 @@
 //! that folds in rows committed since.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use omsp::OmlType;
+use store::postgres::CommittedRows;
 
 use super::pyramid::Pyramid;
 use super::read::{self, Fields};
 use crate::export::{quote, ExportError, Source};
 use crate::sql::Sql;
+use crate::CommitFeed;
 
 /// Tiles of `(table, time column, field)` in one domain.
 #[derive(Debug)]
@@ -84,9 +87,36 @@ impl TileSet {
     }
 }
 
-/// A table's committed end, where known (see
-/// [`crate::CommitFeed::committed_end`]): reads stop there.
-pub type Ends<'a> = &'a dyn Fn(&str) -> Option<i64>;
+/// What the writer told of a domain's commits on PostgreSQL (see
+/// [`CommitFeed`]): each table's committed end, where reads stop, and the
+/// rows it handed over, which are folded without being read.
+#[derive(Clone, Copy)]
+pub struct Ends<'a> {
+    /// The domain's feed (`None` on SQLite, or without one).
+    feed: Option<&'a dyn CommitFeed>,
+    /// The domain.
+    domain: &'a str,
+}
+
+impl<'a> Ends<'a> {
+    /// What `feed` tells of `domain`, on PostgreSQL (`pg`) only.
+    pub fn of(pg: bool, feed: Option<&'a dyn CommitFeed>, domain: &'a str) -> Ends<'a> {
+        Ends {
+            feed: feed.filter(|_| pg),
+            domain,
+        }
+    }
+
+    /// `table`'s committed end, if published.
+    pub fn end(&self, table: &str) -> Option<i64> {
+        self.feed?.committed_end(self.domain, table)
+    }
+
+    /// The handed-over rows of `table` holding the row after `after`.
+    fn rows(&self, table: &str, after: i64) -> Option<Arc<CommittedRows>> {
+        self.feed?.committed_rows(self.domain, table, after)
+    }
+}
 
 /// Folds into each set the rows committed since its last catch-up (all of
 /// them the first time). Sets of one table and time column that cover the
@@ -130,7 +160,8 @@ fn fold(group: &mut [&mut TileSet], src: &mut Source, ends: Ends<'_>) -> Result<
         fields: &fields,
     };
     let mut n = 0u64;
-    let r = read::after(src, &cols, after, ends(&table), |(id, sender, t, vals)| {
+    let end = ends.end(&table);
+    let mut fold_row = |(id, sender, t, vals): read::Row<'_>| {
         for (s, v) in group.iter_mut().zip(vals) {
             s.senders.entry(sender).or_default().push(id, t.zip(*v));
             if let Some(t) = t {
@@ -142,7 +173,19 @@ fn fold(group: &mut [&mut TileSet], src: &mut Source, ends: Ends<'_>) -> Result<
             s.rows += 1;
         }
         n += 1;
-    });
+    };
+    // Rows the writer handed over first, then the table for the rest.
+    let mut after = after;
+    while let Some(rows) = ends.rows(&table, after) {
+        match read::committed(&rows, &cols, after, &mut fold_row) {
+            Some(last) => after = last,
+            None => break,
+        }
+        if after < rows.last() {
+            break;
+        }
+    }
+    let r = read::after(src, &cols, after, end, &mut fold_row);
     // Each set's share of the read (the bench sums them).
     let spent = t.elapsed() / group.len() as u32;
     for s in group.iter_mut() {

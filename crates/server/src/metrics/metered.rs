@@ -141,6 +141,14 @@ impl<S: Sink> Sink for Metered<S> {
         self.inner.committed_ends()
     }
 
+    fn keep_committed(&mut self, on: bool) {
+        self.inner.keep_committed(on);
+    }
+
+    fn committed_rows(&mut self) -> Vec<store::postgres::CommittedRows> {
+        self.inner.committed_rows()
+    }
+
     fn close(mut self) -> Result<(), StoreError> {
         let res = self.inner.commit();
         self.committed(res.is_ok());

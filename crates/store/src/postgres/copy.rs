@@ -121,6 +121,13 @@ impl CopyBuffer {
         self.rows.len()
     }
 
+    /// Every row, moved out (the buffer is left empty): the encoded rows
+    /// back to back, and where each ends.
+    pub fn take(&mut self) -> super::committed::Encoded {
+        let ends = self.rows.drain(..).map(|(end, _)| end).collect();
+        (std::mem::take(&mut self.data), ends)
+    }
+
     /// Forgets every row.
     pub fn clear(&mut self) {
         self.data.clear();

@@ -29,6 +29,7 @@
 
 mod catalog;
 pub mod columns;
+pub mod committed;
 pub mod copy;
 pub mod ddl;
 mod link;
@@ -46,6 +47,7 @@ use omsp::metadata::{schema0, SCHEMA0_NAME};
 use omsp::Schema;
 
 pub use columns::Uint64Layout;
+pub use committed::CommittedRows;
 pub use options::PgOptions;
 pub use partition::Partitioning;
 
@@ -128,6 +130,15 @@ pub struct PgStore {
     /// When the pump last could not be started (no second connection, no
     /// thread): until [`PUMP_RETRY`] later, commits send everything at once.
     pump_off: Option<Instant>,
+    /// Keep each commit's rows for live readers ([`PgStore::keep_committed`]).
+    keep: bool,
+    /// The last commit's rows, by table, while `keep` is on (until
+    /// [`PgStore::committed_ends`] tells their ids).
+    kept: Vec<(TableId, committed::Encoded)>,
+    /// Each table's highest committed id as last read.
+    ends: HashMap<TableId, i64>,
+    /// Rows whose ids are known, for [`PgStore::take_committed_rows`].
+    handed: Vec<CommittedRows>,
     /// Tables that had rows in the last successful commit (for
     /// [`Sink::committed_ends`]).
     committed: Vec<TableId>,
@@ -172,6 +183,10 @@ impl PgStore {
             streaming: None,
             pump_off: None,
             committed: Vec::new(),
+            keep: false,
+            kept: Vec::new(),
+            ends: HashMap::new(),
+            handed: Vec::new(),
         };
         store.start_time = store.locked(|s| s.init_layout())?;
         store.created = store.start_time.is_none();
@@ -293,7 +308,17 @@ impl PgStore {
             .map(TableId)
             .filter(|&id| self.catalog.get(id).is_some_and(|t| !t.pending.is_empty()))
             .collect();
+        let refused = self.refused;
         let res = self.retry(write::commit_once);
+        // Every row of every table went in: keep them for live readers.
+        self.kept.clear();
+        if self.keep && res.is_ok() && self.refused == refused {
+            for &id in &touched {
+                if let Some(t) = self.catalog.get_mut(id) {
+                    self.kept.push((id, t.pending.take()));
+                }
+            }
+        }
         self.committed = if res.is_ok() { touched } else { Vec::new() };
         if let Err(e) = &res {
             // Refused for good (not a lost connection): end the transaction,
@@ -321,11 +346,17 @@ impl PgStore {
     /// while a scan past it would walk through the rows of the writer's
     /// next transaction, which the pump inserts before they commit
     /// (invisible, but each one checked, on the pages being filled).
+    ///
+    /// With [`PgStore::keep_committed`] on, the rows of each table whose
+    /// ids this tells are then ready for [`PgStore::take_committed_rows`]
+    /// (see [`committed`]).
     pub fn committed_ends(&mut self) -> Result<Vec<(String, i64)>, StoreError> {
-        let names: Vec<String> = std::mem::take(&mut self.committed)
+        let kept = std::mem::take(&mut self.kept);
+        self.handed.clear();
+        let (ids, names): (Vec<TableId>, Vec<String>) = std::mem::take(&mut self.committed)
             .into_iter()
-            .filter_map(|id| self.catalog.get(id).map(|t| t.schema.name.clone()))
-            .collect();
+            .filter_map(|id| Some((id, self.catalog.get(id)?.schema.name.clone())))
+            .unzip();
         if names.is_empty() {
             return Ok(Vec::new());
         }
@@ -348,11 +379,72 @@ impl PgStore {
         let Some(row) = row else {
             return Ok(Vec::new());
         };
-        Ok(names
+        let ends: Vec<(TableId, String, i64)> = ids
             .into_iter()
+            .zip(names)
             .enumerate()
-            .filter_map(|(i, n)| Some((n, row.get(i)?.parse().ok()?)))
-            .collect())
+            .filter_map(|(i, (id, n))| Some((id, n, row.get(i)?.parse().ok()?)))
+            .collect();
+        let mut kept = kept;
+        for (id, name, end) in &ends {
+            let before = self.ends.insert(*id, *end);
+            let Some(i) = kept.iter().position(|(k, _)| k == id) else {
+                continue;
+            };
+            let (_, rows) = kept.swap_remove(i);
+            let n = rows.1.len() as i64;
+            if n == 0 || before != Some(end - n) {
+                continue;
+            }
+            if let Some(columns) = self.copy_columns(*id) {
+                let first = end - n + 1;
+                self.handed
+                    .push(CommittedRows::new(name.clone(), first, rows, columns));
+            }
+        }
+        Ok(ends.into_iter().map(|(_, n, e)| (n, e)).collect())
+    }
+
+    /// Whether commits keep their rows for [`PgStore::take_committed_rows`]
+    /// (while someone follows the domain live).
+    pub fn keep_committed(&mut self, on: bool) {
+        self.keep = on;
+        if !on {
+            self.kept.clear();
+            self.handed.clear();
+        }
+    }
+
+    /// The rows of the last commit whose ids [`PgStore::committed_ends`]
+    /// could tell, by table.
+    pub fn take_committed_rows(&mut self) -> Vec<CommittedRows> {
+        std::mem::take(&mut self.handed)
+    }
+
+    /// The columns of `id`'s COPY, in order, with their types; `None` if a
+    /// type has no binary form we read.
+    fn copy_columns(
+        &self,
+        id: TableId,
+    ) -> Option<std::sync::Arc<[(String, ::postgres::types::Type)]>> {
+        let t = self.catalog.get(id)?;
+        let l = t.layout.as_ref()?;
+        let meta = [
+            ("oml_sender_id", l.sender),
+            ("oml_seq", l.seq),
+            ("oml_ts_client", l.ts),
+            ("oml_ts_server", l.ts),
+        ];
+        let fields = t
+            .schema
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .zip(l.fields.iter().copied());
+        meta.into_iter()
+            .chain(fields)
+            .map(|(n, c)| Some((n.to_owned(), committed::pg_type(c)?)))
+            .collect()
     }
 
     /// Rows pending in the tables (all lost if the commit is refused).
@@ -617,6 +709,14 @@ impl Sink for PgStore {
 
     fn refused(&mut self) -> u64 {
         self.take_refused()
+    }
+
+    fn keep_committed(&mut self, on: bool) {
+        PgStore::keep_committed(self, on);
+    }
+
+    fn committed_rows(&mut self) -> Vec<CommittedRows> {
+        self.take_committed_rows()
     }
 
     fn committed_ends(&mut self) -> Option<Vec<(String, i64)>> {
