@@ -35,6 +35,9 @@ pub struct Options {
     pub pg: bool,
     /// Subscribers ask for batched events (`batch=true`).
     pub batched: bool,
+    /// Pace of the query loop: a new query at most this often (zero: as
+    /// soon as the last is answered); `None`: no query loop.
+    pub query_every: Option<Duration>,
 }
 
 const DOMAIN: &str = "readers";
@@ -97,10 +100,15 @@ fn measure(
     watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
     let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
     println!(
-        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + a points=2000 query loop, HTTP threads at nice {}",
+        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + {}, HTTP threads at nice {}",
         if pg.is_some() { "PostgreSQL" } else { "SQLite" },
         args.tuples, args.rounds, args.subscribers,
         if args.batched { "batched" } else { "per-row" },
+        match args.query_every {
+            None => "no query loop".to_owned(),
+            Some(d) if d.is_zero() => "a points=2000 query loop".to_owned(),
+            Some(d) => format!("a points=2000 query every {} ms", d.as_millis()),
+        },
         args.http_nice
     );
     println!(
@@ -134,8 +142,7 @@ fn measure(
                 args.tuples,
                 start,
             )?;
-            let readers = loaded
-                .then(|| Readers::start(http, &stream_path, total, args.subscribers, args.batched));
+            let readers = loaded.then(|| Readers::start(http, &stream_path, total, args));
             let replay = Replay::connect(addr, vec![session])?;
             let t0 = replay.start();
             replay.join()?;
@@ -191,13 +198,8 @@ struct Readers {
 }
 
 impl Readers {
-    fn start(
-        http: SocketAddr,
-        stream: &str,
-        after: u64,
-        subscribers: usize,
-        batched: bool,
-    ) -> Readers {
+    fn start(http: SocketAddr, stream: &str, after: u64, args: &Options) -> Readers {
+        let (subscribers, batched) = (args.subscribers, args.batched);
         let stop = Arc::new(AtomicBool::new(false));
         let events = Arc::new(AtomicU64::new(0));
         let queries = Arc::new(AtomicU64::new(0));
@@ -240,13 +242,20 @@ impl Readers {
         }
         let url = format!("http://{http}{stream}/rows?points=2000");
         let (stop2, queries2) = (Arc::clone(&stop), Arc::clone(&queries));
+        let every = args.query_every;
         let looper = std::thread::spawn(move || {
+            let Some(every) = every else { return };
             ::server::http_runtime::set_thread_nice(CLIENT_NICE);
             let agent = agent();
             while !stop2.load(Ordering::Relaxed) {
+                let next = Instant::now() + every;
                 if let Ok(mut r) = agent.get(&url).call() {
                     let _ = r.body_mut().read_to_string();
                     queries2.fetch_add(1, Ordering::Relaxed);
+                }
+                // Paced: wait for the next tick, watching for the stop.
+                while Instant::now() < next && !stop2.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10).min(every));
                 }
             }
         });

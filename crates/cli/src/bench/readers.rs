@@ -29,7 +29,11 @@ parsing them, so they take what the server leaves idle and the ratio
 measures what serving them costs the server, whose HTTP threads run at
 --http-nice (as `streamgauge server --http-nice`). They ask for batched
 events (`batch=true`, as the manager's live plots do) unless
---tail-events row.
+--tail-events row. The query loop sends its next query as soon as the
+last is answered (it takes whatever the server leaves idle, so a server
+that answers faster gets more queries, not a better ratio), or with
+--query-every, one query per that many milliseconds at most (a dashboard
+reloading a plot); --query-every off runs no query loop.
 
 Tail latency: one client sends --latency-rate rows per second for
 --latency-seconds, each row carrying its wall-clock send time; one tail
@@ -69,6 +73,21 @@ pub struct ReadersArgs {
     /// or row (one `row` event per row, the default of the tail API).
     #[arg(long, value_enum, value_name = "KIND", default_value_t = TailEvents::Batch)]
     pub tail_events: TailEvents,
+    /// Pace of the query loop: 0 (a new query as soon as the last is
+    /// answered), a number of milliseconds (at most one query per that
+    /// long), or off (no query loop).
+    #[arg(long, value_name = "MS|off", default_value = "0", value_parser = parse_every)]
+    pub query_every: Option<u64>,
+}
+
+/// `--query-every`: milliseconds, or `off` (`None`).
+fn parse_every(s: &str) -> Result<Option<u64>, String> {
+    if s == "off" {
+        return Ok(None);
+    }
+    s.parse()
+        .map(Some)
+        .map_err(|_| format!("{s:?}: give milliseconds (0: no pause) or off"))
 }
 
 /// Events a tail subscriber asks for.
@@ -91,6 +110,7 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
         http_nice: a.http_nice,
         pg: a.pg,
         batched: a.tail_events == TailEvents::Batch,
+        query_every: a.query_every.map(std::time::Duration::from_millis),
     })?;
     Ok(true)
 }
