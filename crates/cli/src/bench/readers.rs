@@ -45,11 +45,13 @@ and the writer's commit interval). Median, p99 and maximum are reported.";
 #[derive(Debug, Args)]
 pub struct ReadersArgs {
     /// Tuples per ingestion round.
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 300_000)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 300_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub tuples: u64,
     /// Pairs of rounds (alone, with readers).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub rounds: usize,
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub rounds: u64,
     /// Live-tail subscribers during the loaded rounds.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub subscribers: usize,
@@ -77,16 +79,25 @@ pub struct ReadersArgs {
     /// answered), a number of milliseconds (at most one query per that
     /// long), or off (no query loop).
     #[arg(long, value_name = "MS|off", default_value = "0", value_parser = parse_every)]
-    pub query_every: Option<u64>,
+    pub query_every: Pace,
 }
 
-/// `--query-every`: milliseconds, or `off` (`None`).
-fn parse_every(s: &str) -> Result<Option<u64>, String> {
+/// The pace of the query loop (`--query-every`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// No query loop.
+    Off,
+    /// At most one query per this many milliseconds (0: no pause).
+    Every(u64),
+}
+
+/// `--query-every`: milliseconds, or `off`.
+fn parse_every(s: &str) -> Result<Pace, String> {
     if s == "off" {
-        return Ok(None);
+        return Ok(Pace::Off);
     }
     s.parse()
-        .map(Some)
+        .map(Pace::Every)
         .map_err(|_| format!("{s:?}: give milliseconds (0: no pause) or off"))
 }
 
@@ -103,14 +114,17 @@ pub enum TailEvents {
 pub fn run(a: &ReadersArgs) -> Result<bool> {
     benchmarks::readers::run(&Options {
         tuples: a.tuples,
-        rounds: a.rounds,
+        rounds: a.rounds as usize,
         subscribers: a.subscribers,
         latency_rate: a.latency_rate,
         latency_seconds: a.latency_seconds,
         http_nice: a.http_nice,
         pg: a.pg,
         batched: a.tail_events == TailEvents::Batch,
-        query_every: a.query_every.map(std::time::Duration::from_millis),
+        query_every: match a.query_every {
+            Pace::Off => None,
+            Pace::Every(ms) => Some(std::time::Duration::from_millis(ms)),
+        },
     })?;
     Ok(true)
 }
