@@ -183,16 +183,6 @@ mod tests {
     }
 
     #[test]
-    fn collection_is_busy_for_a_second_after_a_commit() {
-        let c = Commits::default();
-        assert!(!c.busy(), "no commit yet");
-        c.bump("d", None, Vec::new());
-        assert!(c.busy());
-        *c.last.lock().unwrap() = Some(Instant::now() - BUSY * 2);
-        assert!(!c.busy());
-    }
-
-    #[test]
     fn ends_are_published_forgotten_and_go_stale() {
         let c = Commits::default();
         assert!(!c.watched("d"));
