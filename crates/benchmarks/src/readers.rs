@@ -38,9 +38,6 @@ pub struct Options {
     /// Pace of the query loop: a new query at most this often (zero: as
     /// soon as the last is answered); `None`: no query loop.
     pub query_every: Option<Duration>,
-    /// Query API requests' share of the time while collection is busy
-    /// (0.01 to 1; `streamgauge server --reader-share`).
-    pub reader_share: f64,
 }
 
 const DOMAIN: &str = "readers";
@@ -75,7 +72,6 @@ pub fn run(args: &Options) -> Result<()> {
     config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     config.http_nice = args.http_nice;
-    config.reader_share = args.reader_share;
     let server = runtime.block_on(Server::start(config))?;
     let addr = server.local_addrs()[0];
     let http = server.http_addr().context("no HTTP address")?;
@@ -104,7 +100,7 @@ fn measure(
     watcher.wait_for(total, Duration::from_secs(30), &hidden)?;
     let stream_path = format!("/api/v1/domains/{DOMAIN}/streams/{}", schema.name);
     println!(
-        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + {}, HTTP threads at nice {}, readers' share {}%",
+        "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + {}, HTTP threads at nice {}",
         if pg.is_some() { "PostgreSQL" } else { "SQLite" },
         args.tuples, args.rounds, args.subscribers,
         if args.batched { "batched" } else { "per-row" },
@@ -113,8 +109,7 @@ fn measure(
             Some(d) if d.is_zero() => "a points=2000 query loop".to_owned(),
             Some(d) => format!("a points=2000 query every {} ms", d.as_millis()),
         },
-        args.http_nice,
-        args.reader_share * 100.0
+        args.http_nice
     );
     println!(
         "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",

@@ -173,18 +173,8 @@ pub async fn rows(
         "parquet" => "application/vnd.apache.parquet",
         _ => "application/json",
     };
-    // While collection is busy, a request right after others waits for
-    // the readers' share of the time (crate::pace).
-    let busy = st.feed.as_ref().is_some_and(|f| f.busy());
-    st.pacer.wait(busy).await;
     let (w, pending) = crate::body::channel();
-    tokio::task::spawn_blocking(move || {
-        let t0 = std::time::Instant::now();
-        exec::rows(&st, &caller, &domain, &stream, &pairs, w);
-        if busy {
-            st.pacer.charge(t0.elapsed());
-        }
-    });
+    tokio::task::spawn_blocking(move || exec::rows(&st, &caller, &domain, &stream, &pairs, w));
     pending.respond(content_type).await
 }
 

@@ -27,12 +27,6 @@ pub trait CommitFeed: Send + Sync + 'static {
         None
     }
 
-    /// True if collection is busy (a commit within the last second):
-    /// query API requests are then paced ([`crate::pace`]).
-    fn busy(&self) -> bool {
-        false
-    }
-
     /// Rows of `table` a recent commit stored, the batch holding the row
     /// right after id `after`, if the writer handed them over (see
     /// [`store::postgres::committed`]): a dense tail renders them instead
@@ -46,9 +40,6 @@ pub trait CommitFeed: Send + Sync + 'static {
         None
     }
 }
-
-/// Readers' default share of the time while collection is busy.
-pub const DEFAULT_SHARE: f64 = 0.25;
 
 /// Where the experiment databases are.
 #[derive(Debug, Clone)]
@@ -85,8 +76,6 @@ pub struct QueryState {
     pub tiles: Option<Arc<TileCache>>,
     /// Shared readers of live tails (one per followed request).
     pub(crate) tails: Arc<crate::tail::Hub>,
-    /// Readers' share of the time while collection is busy.
-    pub(crate) pacer: Arc<crate::pace::Pacer>,
 }
 
 impl QueryState {
@@ -101,16 +90,8 @@ impl QueryState {
             max_lag: 100_000,
             tiles: Some(Arc::new(TileCache::new(Some(backend.clone())))),
             tails: Arc::default(),
-            pacer: Arc::new(crate::pace::Pacer::new(DEFAULT_SHARE)),
             backend,
         }
-    }
-
-    /// Query API requests take at most `share` (0.01 to 1) of the time
-    /// while collection is busy ([`crate::pace`]).
-    pub fn with_reader_share(mut self, share: f64) -> QueryState {
-        self.pacer = Arc::new(crate::pace::Pacer::new(share));
-        self
     }
 
     /// With a commit feed.

@@ -31,12 +31,7 @@ pub struct Commits {
     /// Domain → its counter and ends. Entries stay for the server's life
     /// (one per domain ever opened or watched).
     domains: Mutex<HashMap<String, Domain>>,
-    /// When any domain last committed.
-    last: Mutex<Option<Instant>>,
 }
-
-/// Collection counts as busy this long after a commit.
-const BUSY: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 struct Domain {
@@ -91,16 +86,6 @@ impl Commits {
             bytes -= old.bytes();
         }
         d.count.send_modify(|n| *n += 1);
-        drop(map);
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-    }
-
-    /// True if a domain committed within [`BUSY`].
-    pub fn busy(&self) -> bool {
-        self.last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some_and(|t| t.elapsed() < BUSY)
     }
 
     /// The kept batch of `table` that holds the row right after `after`.
@@ -154,10 +139,6 @@ impl query::CommitFeed for Commits {
 
     fn committed_end(&self, domain: &str, table: &str) -> Option<i64> {
         self.end(domain, table)
-    }
-
-    fn busy(&self) -> bool {
-        Commits::busy(self)
     }
 
     fn committed_rows(&self, domain: &str, table: &str, after: i64) -> Option<Arc<CommittedRows>> {

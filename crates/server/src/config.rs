@@ -89,9 +89,6 @@ pub struct ServerConfig {
     /// Nice value of the HTTP endpoints' threads (`--http-nice`, 0–19):
     /// readers yield the cores to collection. See [`crate::http_runtime`].
     pub http_nice: i32,
-    /// Query API requests' share of the time while collection is busy
-    /// (`--reader-share`, 0.01–1; see `query::pace`).
-    pub reader_share: f64,
     /// Store the server's own state as streams in this domain (`--self-domain`).
     pub self_domain: Option<String>,
     /// Token authentication per domain (`--auth-file`); `None`: none, as
@@ -132,7 +129,6 @@ impl ServerConfig {
             http_cors_origin: None,
             query_budget: Duration::from_secs(10),
             http_nice: 19,
-            reader_share: query::DEFAULT_SHARE,
             self_domain: None,
             auth: None,
             tls: None,

@@ -487,8 +487,7 @@ fn api_router(
         Backend::Postgres(opts) => query::Backend::Postgres(opts.clone()),
     };
     let mut state = query::QueryState::new(backend)
-        .with_feed(Arc::clone(commits) as Arc<dyn query::CommitFeed>)
-        .with_reader_share(config.reader_share);
+        .with_feed(Arc::clone(commits) as Arc<dyn query::CommitFeed>);
     state.budget = Some(config.query_budget);
     Some(query::router(state))
 }

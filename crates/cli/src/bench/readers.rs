@@ -80,19 +80,6 @@ pub struct ReadersArgs {
     /// long), or off (no query loop).
     #[arg(long, value_name = "MS|off", default_value = "0", value_parser = parse_every)]
     pub query_every: Pace,
-    /// Query API requests' share of the time while collection is busy,
-    /// in percent (as `streamgauge server --reader-share`; 100: no pacing).
-    #[arg(long, value_name = "PERCENT", default_value_t = 25.0,
-          value_parser = parse_share)]
-    pub reader_share: f64,
-}
-
-/// `--reader-share`: a percentage from 1 to 100.
-fn parse_share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(p) if (1.0..=100.0).contains(&p) => Ok(p),
-        _ => Err(format!("{s:?}: give a percentage from 1 to 100")),
-    }
 }
 
 /// The pace of the query loop (`--query-every`).
@@ -138,7 +125,6 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
             Pace::Off => None,
             Pace::Every(ms) => Some(std::time::Duration::from_millis(ms)),
         },
-        reader_share: a.reader_share / 100.0,
     })?;
     Ok(true)
 }

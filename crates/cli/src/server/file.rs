@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 37] = [
+pub const KEYS: [&str; 36] = [
     "listen",
     "bind",
     "data-dir",
@@ -48,7 +48,6 @@ pub const KEYS: [&str; 37] = [
     "http-cors-origin",
     "query-budget",
     "http-nice",
-    "reader-share",
     "max-connections",
     "max-connections-per-source",
     "max-domains",

@@ -30,9 +30,6 @@ pub struct HttpArgs {
     /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority; at 19 (the default) they also run under SCHED_IDLE, and so do readers' PostgreSQL sessions on this host [default: 19].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: Option<i32>,
-    /// While collection is storing rows (a commit within the last second), query API requests (rows, points=, exports) take at most this percentage of the time: a request that comes right after others waits in proportion to the time they took, at most 1 s (as PostgreSQL's cost-based vacuum delay paces its background work). A lone request never waits; 100 turns pacing off [default: 25].
-    #[arg(long, value_name = "PERCENT")]
-    pub reader_share: Option<f64>,
 }
 
 impl HttpArgs {
@@ -64,7 +61,7 @@ impl HttpArgs {
         server.http_nice = match (self.http_nice, file.get("http-nice")) {
             (Some(n), _) => n,
             (None, Some(v)) => parse("http-nice", v)?,
-            (None, None) => server.http_nice,
+            (None, None) => 10,
         };
         if !(0..=::server::http_runtime::MAX_NICE).contains(&server.http_nice) {
             anyhow::bail!(
@@ -72,17 +69,6 @@ impl HttpArgs {
                 server.http_nice
             );
         }
-        let share = match (self.reader_share, file.get("reader-share")) {
-            (Some(p), _) => p,
-            (None, Some(v)) => parse("reader-share", v)?,
-            (None, None) => server.reader_share * 100.0,
-        };
-        if !(share.is_finite() && (1.0..=100.0).contains(&share)) {
-            anyhow::bail!(
-                "reader-share {share}: want a percentage from 1 to 100 (100: readers are never held back)"
-            );
-        }
-        server.reader_share = share / 100.0;
         Ok(())
     }
 }
