@@ -61,7 +61,7 @@ impl HttpArgs {
         server.http_nice = match (self.http_nice, file.get("http-nice")) {
             (Some(n), _) => n,
             (None, Some(v)) => parse("http-nice", v)?,
-            (None, None) => 10,
+            (None, None) => server.http_nice,
         };
         if !(0..=::server::http_runtime::MAX_NICE).contains(&server.http_nice) {
             anyhow::bail!(
@@ -70,5 +70,32 @@ impl HttpArgs {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        http: HttpArgs,
+    }
+
+    fn nice(args: &[&str], file: &str) -> i32 {
+        let mut server = ServerConfig::new(std::path::Path::new("/nonexistent"));
+        let cli = Cli::parse_from(std::iter::once("streamgauge").chain(args.iter().copied()));
+        let file = FileConfig::parse(file, "test").unwrap();
+        cli.http.apply(&file, &mut server).unwrap();
+        server.http_nice
+    }
+
+    #[test]
+    fn http_threads_default_to_the_lowest_priority() {
+        assert_eq!(nice(&[], ""), 19, "the documented default");
+        assert_eq!(nice(&[], "http-nice = 5\n"), 5);
+        assert_eq!(nice(&["--http-nice", "3"], "http-nice = 5\n"), 3);
     }
 }
