@@ -27,10 +27,11 @@ pub trait CommitFeed: Send + Sync + 'static {
         None
     }
 
-    /// Rows of `table` a recent commit stored, the batch holding the row
-    /// right after id `after`, if the writer handed them over (see
-    /// [`store::postgres::committed`]): a dense tail renders them instead
-    /// of reading them back.
+    /// Rows of `table` a recent commit stored, if the writer handed them
+    /// over (see [`store::postgres::committed`]): the batch holding the
+    /// row right after id `after`, or else the earliest batch beyond it
+    /// (the rows in between were committed before it and are read from
+    /// the table). Live readers use them instead of reading rows back.
     fn committed_rows(
         &self,
         _domain: &str,

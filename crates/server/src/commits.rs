@@ -88,14 +88,21 @@ impl Commits {
         d.count.send_modify(|n| *n += 1);
     }
 
-    /// The kept batch of `table` that holds the row right after `after`.
+    /// The kept batch of `table` that holds the row right after `after`
+    /// (the latest, should two), or else the earliest kept batch after it:
+    /// the rows in between are in the table, committed before it.
     pub fn rows(&self, domain: &str, table: &str, after: i64) -> Option<Arc<CommittedRows>> {
         let map = self.lock();
         let d = map.get(domain)?;
-        d.rows
+        let later = d
+            .rows
             .iter()
+            .filter(|r| r.table == table && after < r.last());
+        later
+            .clone()
             .rev()
-            .find(|r| r.table == table && r.first <= after + 1 && after < r.last())
+            .find(|r| r.first <= after + 1)
+            .or_else(|| later.min_by_key(|r| r.first))
             .cloned()
     }
 
@@ -187,5 +194,32 @@ mod tests {
         assert_eq!(c.end("d", "a"), None, "an old end is not used");
         drop(rx);
         assert!(!c.watched("d"));
+    }
+
+    #[test]
+    fn rows_are_the_batch_holding_the_next_id_or_the_first_after_it() {
+        let batch = |table: &str, first: i64, n: usize| {
+            CommittedRows::new(table.into(), first, (Vec::new(), vec![0; n]), Arc::from([]))
+        };
+        let c = Commits::default();
+        assert!(c.rows("d", "a", 0).is_none());
+        // Ids 11..=20 and 31..=40 of `a` handed over, 21..=30 not.
+        c.bump(
+            "d",
+            Some(vec![("a".into(), 20)]),
+            vec![batch("a", 11, 10), batch("b", 1, 5)],
+        );
+        c.bump("d", Some(vec![("a".into(), 40)]), vec![batch("a", 31, 10)]);
+        let first = |after| c.rows("d", "a", after).map(|r| r.first);
+        assert_eq!(first(10), Some(11));
+        assert_eq!(first(15), Some(11));
+        assert_eq!(first(20), Some(31), "the next batch, after a gap");
+        assert_eq!(first(0), Some(11), "the earliest one after a gap");
+        assert_eq!(first(39), Some(31));
+        assert_eq!(first(40), None, "nothing after the last");
+        assert_eq!(c.rows("d", "b", 0).map(|r| r.last()), Some(5));
+        // Unknown ends forget the rows.
+        c.bump("d", None, Vec::new());
+        assert_eq!(first(10), None);
     }
 }

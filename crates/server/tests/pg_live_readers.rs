@@ -53,6 +53,12 @@ async fn tail_tiles_and_edges_follow_a_streamed_ingest_exactly() {
 
         let mut events = open_tail(&format!("http://{http}{stream}/tail?batch=true"));
 
+        // The plot's tiles are built now, from the table's first rows:
+        // every later row reaches them by a catch-up. (Built later, at
+        // idle priority under a busy writer, they would read from the
+        // table whatever was in by then.)
+        api.get(&format!("{stream}/rows?points=400&fields=x"))
+            .unwrap();
         // A plot reloading all along (tiles caught up per commit, edges read
         // per request).
         let done = Arc::new(AtomicBool::new(false));
@@ -99,6 +105,7 @@ async fn tail_tiles_and_edges_follow_a_streamed_ingest_exactly() {
         let want: Vec<i64> = (101..=100 + ROWS).collect();
         assert!(ids == want, "the tail got every row once, in order");
         let handed = query::rows_from_commits() - handed;
+        eprintln!("rows the tail took from commits: {handed} of {ROWS}");
         assert!(
             handed >= ROWS as u64 / 2,
             "only {handed} rows came from the writer's commits"
@@ -118,10 +125,9 @@ async fn tail_tiles_and_edges_follow_a_streamed_ingest_exactly() {
         // Tiles folded most rows from the writer's commits, and give what
         // the rows themselves give.
         let folded = query::tiles::read::rows_from_commits() - folded;
-        // (The plot's first request builds them from the table, and how
-        // many rows are in by then depends on timing.)
+        eprintln!("rows folded from commits: {folded} of {ROWS}");
         assert!(
-            folded >= ROWS as u64 / 10,
+            folded >= ROWS as u64 / 2,
             "only {folded} rows were folded from the writer's commits"
         );
         let from_rows: serde_json::Value = serde_json::from_str(

@@ -254,15 +254,21 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let handed = dense
         .then(|| t.feed.as_ref()?.committed_rows(&t.domain, &t.table, t.last))
         .flatten();
+    // Before a handed batch that starts further on, the table holds the
+    // rows (committed before it): read up to it.
+    let gap = handed
+        .as_ref()
+        .filter(|rows| rows.first > t.last + 1)
+        .map(|rows| rows.first - 1);
     let rendered = handed.and_then(|rows| Some((committed::render(t, &rows, limit)?, rows.last())));
     let (out, full, lag) = match rendered {
         Some((out, last)) => {
             let end = t.end().unwrap_or(last).max(last);
             (out, t.last < end, end - t.last)
         }
-        None => match dense.then(|| t.end()).flatten() {
+        None => match dense.then(|| t.end().or(gap)).flatten() {
             Some(end) => {
-                let hi = end.min(window);
+                let hi = end.min(window).min(gap.unwrap_or(end));
                 let mut out = FramesBuilder::new(std::iter::empty::<&str>(), t.batched);
                 if hi > t.last {
                     t.req.until = Some(hi);

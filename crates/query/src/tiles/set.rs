@@ -174,18 +174,26 @@ fn fold(group: &mut [&mut TileSet], src: &mut Source, ends: Ends<'_>) -> Result<
         }
         n += 1;
     };
-    // Rows the writer handed over first, then the table for the rest.
-    let mut after = after;
-    while let Some(rows) = ends.rows(&table, after) {
-        match read::committed(&rows, &cols, after, &mut fold_row) {
-            Some(last) => after = last,
-            None => break,
+    // Rows the writer handed over, the table for those it did not (before
+    // a handed batch, and after the last).
+    let mut read_all = || {
+        let mut after = after;
+        while let Some(rows) = ends.rows(&table, after) {
+            if rows.first > after + 1 {
+                read::after(src, &cols, after, Some(rows.first - 1), &mut fold_row)?;
+                after = rows.first - 1;
+            }
+            match read::committed(&rows, &cols, after, &mut fold_row) {
+                Some(last) => after = last,
+                None => break,
+            }
+            if after < rows.last() {
+                break;
+            }
         }
-        if after < rows.last() {
-            break;
-        }
-    }
-    let r = read::after(src, &cols, after, end, &mut fold_row);
+        read::after(src, &cols, after, end, &mut fold_row)
+    };
+    let r = read_all();
     // Each set's share of the read (the bench sums them).
     let spent = t.elapsed() / group.len() as u32;
     for s in group.iter_mut() {

@@ -48,8 +48,9 @@ pub struct CommittedRows {
 }
 
 impl CommittedRows {
-    /// Rows `data` (ending at `ends`) of `table`, the first with id `first`.
-    pub(super) fn new(
+    /// Rows `data` (ending at `ends`) of `table`, the first with id
+    /// `first`. The rows are checked when read ([`CommittedRows::fields`]).
+    pub fn new(
         table: String,
         first: i64,
         (data, ends): Encoded,
