@@ -38,6 +38,9 @@ pub struct Options {
     /// Pace of the query loop: a new query at most this often (zero: as
     /// soon as the last is answered); `None`: no query loop.
     pub query_every: Option<Duration>,
+    /// Threads at idle priority that only spin during the loaded rounds: a
+    /// baseline for what using the server's idle time costs by itself.
+    pub idle_spinners: usize,
 }
 
 const DOMAIN: &str = "readers";
@@ -111,6 +114,12 @@ fn measure(
         },
         args.http_nice
     );
+    if args.idle_spinners > 0 {
+        println!(
+            "and {} threads spinning at idle priority (SCHED_IDLE) in the loaded rounds",
+            args.idle_spinners
+        );
+    }
     println!(
         "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",
         "pair", "alone rows/s", "loaded rows/s", "ratio", "events", "queries"
@@ -259,6 +268,20 @@ impl Readers {
                 }
             }
         });
+        for _ in 0..args.idle_spinners {
+            let stop = Arc::clone(&stop);
+            tails.push(std::thread::spawn(move || {
+                ::server::http_runtime::set_thread_nice(19);
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..10_000 {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                }
+            }));
+        }
         Readers {
             stop,
             events,

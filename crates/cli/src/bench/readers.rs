@@ -80,6 +80,14 @@ pub struct ReadersArgs {
     /// long), or off (no query loop).
     #[arg(long, value_name = "MS|off", default_value = "0", value_parser = parse_every)]
     pub query_every: Pace,
+    /// Threads at idle priority (SCHED_IDLE) that only spin during the
+    /// loaded rounds, beside the readers: what taking the server's idle
+    /// CPU costs ingestion by itself (shared caches, the clock of a busy
+    /// processor), with no request served. A baseline: with
+    /// --subscribers 0 --query-every off, the ratio no reader of idle
+    /// time can beat.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub idle_spinners: usize,
 }
 
 /// The pace of the query loop (`--query-every`).
@@ -125,6 +133,7 @@ pub fn run(a: &ReadersArgs) -> Result<bool> {
             Pace::Off => None,
             Pace::Every(ms) => Some(std::time::Duration::from_millis(ms)),
         },
+        idle_spinners: a.idle_spinners,
     })?;
     Ok(true)
 }
