@@ -121,8 +121,15 @@ fn measure(
         );
     }
     println!(
-        "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8}",
-        "pair", "alone rows/s", "loaded rows/s", "ratio", "events", "queries"
+        "{:>5} {:>14} {:>14} {:>7} {:>9} {:>8} {:>11} {:>11}",
+        "pair",
+        "alone rows/s",
+        "loaded rows/s",
+        "ratio",
+        "events",
+        "queries",
+        "tail taken",
+        "tail read"
     );
     let mut ratios = Vec::new();
     let mut client = 0;
@@ -135,6 +142,10 @@ fn measure(
         let mut rates = [0.0; 2];
         let mut events = 0;
         let mut queries = 0;
+        // Rows the tails took from the writer's commits, and read back from
+        // the table (PostgreSQL; a shared reader's and each lagging
+        // subscriber's own), during the loaded round.
+        let mut tail_rows = (0, 0);
         let order = match pair {
             0 => &warm_up,
             p if p % 2 == 1 => &[Some(false), Some(true)],
@@ -151,6 +162,7 @@ fn measure(
                 args.tuples,
                 start,
             )?;
+            let counted = (query::rows_from_commits(), query::rows_read_back());
             let readers = loaded.then(|| Readers::start(http, &stream_path, total, args));
             let replay = Replay::connect(addr, vec![session])?;
             let t0 = replay.start();
@@ -160,6 +172,10 @@ fn measure(
             rates[i] = args.tuples as f64 / done.duration_since(t0).as_secs_f64();
             if let Some(r) = readers {
                 (events, queries) = r.stop(args.tuples);
+                tail_rows = (
+                    query::rows_from_commits() - counted.0,
+                    query::rows_read_back() - counted.1,
+                );
             }
         }
         if pair == 0 {
@@ -181,8 +197,8 @@ fn measure(
         let ratio = rates[1] / rates[0];
         ratios.push(ratio);
         println!(
-            "{:>5} {:>14.0} {:>14.0} {:>7.3} {:>9} {:>8}",
-            pair, rates[0], rates[1], ratio, events, queries
+            "{:>5} {:>14.0} {:>14.0} {:>7.3} {:>9} {:>8} {:>11} {:>11}",
+            pair, rates[0], rates[1], ratio, events, queries, tail_rows.0, tail_rows.1
         );
     }
     ratios.sort_by(f64::total_cmp);

@@ -41,4 +41,4 @@ pub use error::QueryError;
 pub use openapi::{document as openapi_document, ApiDoc};
 pub use routes::router;
 pub use state::{Backend, CommitFeed, QueryState};
-pub use tail::rows_from_commits;
+pub use tail::{rows_from_commits, rows_read_back};

@@ -344,7 +344,18 @@ fn read(t: &mut Tail, limit: usize) -> Result<FramesBuilder, ExportError> {
         Ok(())
     })?;
     t.last = last;
+    READ.fetch_add(out.len() as u64, std::sync::atomic::Ordering::Relaxed);
     Ok(out)
+}
+
+/// Rows live tails read from the table since the process started.
+static READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Rows live tails read from the table (not taken from the writer's
+/// commits) since the process started; every subscriber's reads count,
+/// the shared reader's and those of a subscriber catching up on its own.
+pub fn rows_read_back() -> u64 {
+    READ.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 async fn run(
