@@ -341,11 +341,28 @@ fn a_veth_plan_runs_inline_and_capture_and_removes_its_namespaces() {
     for r in &rows {
         assert_eq!(r[3], "ok", "{runs}");
         let (recv, if_rx): (f64, f64) = (r[7].parse().unwrap(), r[8].parse().unwrap());
-        // Paced at 20 000/s: both counters see the paced stream; the
-        // interface counts every frame the socket got.
+        // Paced at 20 000/s: both counters see the paced stream. Over the
+        // trimmed window the socket's rate can exceed the interface's (a
+        // receiver starved at the window's start catches up inside it),
+        // so the two are compared sample by sample below.
         assert!((8_000.0..26_000.0).contains(&recv), "{runs}");
-        assert!(if_rx >= recv * 0.97, "{runs}");
+        assert!((8_000.0..26_000.0).contains(&if_rx), "{runs}");
     }
+    // The interface counts every frame the socket got, at every sample.
+    let samples = std::fs::read_to_string(out.join("samples.csv")).unwrap();
+    let mut n = 0;
+    for l in samples.lines().skip(1) {
+        let f: Vec<u64> = l
+            .split(',')
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, v)| v.parse().unwrap())
+            .collect();
+        let (received, if_rx) = (f[1], f[3]);
+        assert!(received <= if_rx, "sample {l}: the socket got more than the interface");
+        n += 1;
+    }
+    assert!(n >= 12 * 2, "{samples}");
     // The components did their work in the runs that had them (6 each).
     let tools = std::fs::read_to_string(out.join("tools.csv")).unwrap();
     let instrumented = tool_values(&tools, "inline", "source_instrumented");

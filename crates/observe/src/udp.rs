@@ -195,14 +195,22 @@ fn sample(
     while next <= seconds + 1e-9 && !interrupt::interrupted() {
         let wait = Duration::from_secs_f64(next).saturating_sub(t0.elapsed());
         std::thread::sleep(wait);
+        // The socket's count is read before the interface's: a datagram
+        // the receiver counted had crossed the interface already, so
+        // every sample holds received <= if_rx.
+        let (t, received, sent) = (
+            t0.elapsed().as_secs_f64(),
+            received.load(Ordering::SeqCst),
+            sent.load(Ordering::Relaxed),
+        );
         let if_rx = match if_rx0 {
             Some(base) => veth::rx_packets(veth::RX_IF)? - base,
             None => 0,
         };
         samples.push(Sample {
-            t: t0.elapsed().as_secs_f64(),
-            received: received.load(Ordering::Relaxed),
-            sent: sent.load(Ordering::Relaxed),
+            t,
+            received,
+            sent,
             if_rx,
         });
         next += interval;
