@@ -359,7 +359,10 @@ fn a_veth_plan_runs_inline_and_capture_and_removes_its_namespaces() {
             .map(|(_, v)| v.parse().unwrap())
             .collect();
         let (received, if_rx) = (f[1], f[3]);
-        assert!(received <= if_rx, "sample {l}: the socket got more than the interface");
+        assert!(
+            received <= if_rx,
+            "sample {l}: the socket got more than the interface"
+        );
         n += 1;
     }
     assert!(n >= 12 * 2, "{samples}");
