@@ -28,6 +28,30 @@ struct {
 	__type(value, struct sg_flow_state);
 } sg_flows SEC(".maps");
 
+/* The kernel's tick rate, filled in by libbpf from the kernel's
+ * configuration (/proc/config.gz or /boot/config-*); 0 where it cannot
+ * tell. Known to the verifier, which keeps only the branch it selects. */
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+/* The flow-expiry clock, in ns: flows expire after seconds, so one tick
+ * is precision enough. Where the tick rate is known this is jiffies
+ * times the tick's length: bpf_jiffies64() is a single load the verifier
+ * puts in place of the call, where bpf_ktime_get_coarse_ns() is a helper
+ * call and a seqlock read per packet. Both clocks only count up; the
+ * flow table never mixes them (CONFIG_HZ is fixed for a loaded program). */
+static __always_inline __u64 sg_expiry_clock(void)
+{
+	switch (CONFIG_HZ) {
+	case 100:
+		return bpf_jiffies64() * 10000000ULL;
+	case 250:
+		return bpf_jiffies64() * 4000000ULL;
+	case 1000:
+		return bpf_jiffies64() * 1000000ULL;
+	}
+	return bpf_ktime_get_coarse_ns();
+}
+
 /* Per-CPU sampling (sampling = cpu): packets this CPU still skips before
  * the next instrumented one. Only this CPU touches its slot: no atomics. */
 struct {
@@ -223,10 +247,11 @@ int sg_source(struct __sk_buff *skb)
 	}
 
 	__u64 key = sg_flow_hash(saddr, daddr, ((__u32)sport << 16) | dport, nh);
-	/* Flow expiry needs seconds, not nanoseconds: the coarse clock (last
-	 * tick) costs no clock read, and last_seen changes once per tick. The
-	 * precise clock is read only when a timestamp or an interval needs it. */
-	__u64 seen = bpf_ktime_get_coarse_ns();
+	/* Flow expiry needs seconds, not nanoseconds: a tick's precision
+	 * costs no clock read (sg_expiry_clock), and last_seen changes once
+	 * per tick. The precise clock is read only when a timestamp or an
+	 * interval needs it. */
+	__u64 seen = sg_expiry_clock();
 	struct sg_flow_state *st = bpf_map_lookup_elem(&sg_flows, &key);
 	if (!st || seen - st->last_seen_ns > cfg->flow_timeout_ns) {
 		struct sg_flow_state fresh = { .last_seen_ns = seen };

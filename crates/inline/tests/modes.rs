@@ -127,3 +127,40 @@ fn compact_layout_is_8_bytes_and_measures_delay() {
         assert!((20_000_000..60_000_000).contains(&d), "delay {d} ns");
     }
 }
+
+#[test]
+fn an_idle_flow_restarts_at_sequence_zero_after_the_flow_timeout() {
+    if !require_root() {
+        return;
+    }
+    let net = Net::new(Topology::Direct);
+    // Each burst ends with the receiver waiting 0.7 s for more: the flow
+    // is idle that long before the next burst.
+    for (timeout, port, restarts) in [("0.3", 7790, true), ("30", 7791, false)] {
+        let s = settings(&[
+            "proto=udp",
+            "mode=loss",
+            &format!("flow_timeout_s={timeout}"),
+        ]);
+        let (source, sink, records) = agents(&net, &s);
+        send_400(&net, port - 1000, port);
+        send_400(&net, port - 1000, port);
+        assert_eq!(sink.stop().unwrap(), 800);
+        source.stop().unwrap();
+        let recs = records.lock().unwrap();
+        let mut seqs: Vec<u32> = recs.iter().filter_map(|m| m.seq).collect();
+        seqs.sort_unstable();
+        let want: Vec<u32> = if restarts {
+            (0..800).map(|i| i / 2).collect()
+        } else {
+            (0..800).collect()
+        };
+        assert!(
+            seqs == want,
+            "flow_timeout_s={timeout}: {} records, {} with sequence 0, highest {:?}",
+            seqs.len(),
+            seqs.iter().filter(|s| **s == 0).count(),
+            seqs.last()
+        );
+    }
+}
