@@ -234,17 +234,62 @@ fn handed(db: &mut PgStore) -> Vec<(String, i64, Vec<i64>)> {
     out
 }
 
+/// `oml_seq` of the rows of `table` from id `first` on, in id order.
+fn stored_seqs(domain: &str, table: &str, first: i64) -> Vec<i64> {
+    shared()
+        .client(domain)
+        .query(
+            &format!(
+                "SELECT oml_seq FROM {table} WHERE oml_tuple_id >= {first} ORDER BY oml_tuple_id"
+            ),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn a_commit_whose_reader_came_while_it_was_open_is_handed_over() {
+    let domain = unique_domain("handover_late");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    // Someone followed the domain once, then left.
+    db.keep_committed(true);
+    db.keep_committed(false);
+    fill(&mut db, big, small, 1);
+    db.commit().unwrap();
+    // Nobody follows while the next transaction fills (and streams); a
+    // reader comes before its commit, as the writer tells the store.
+    fill(&mut db, big, small, ROWS + 1);
+    db.keep_committed(true);
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    let got = handed(&mut db);
+    assert_eq!(got.len(), 2, "both tables handed over");
+    assert_eq!(got[0].0, "app_big");
+    assert_eq!(got[0].2, (ROWS + 1..=2 * ROWS).collect::<Vec<_>>());
+    assert_eq!(stored_seqs(&domain, "app_big", got[0].1), got[0].2);
+    assert_eq!(got[1].0, "app_small");
+    assert_eq!(stored_seqs(&domain, "app_small", got[1].1), got[1].2);
+}
+
 #[test]
 fn committed_rows_are_handed_over_only_when_their_ids_are_known() {
     let domain = unique_domain("handover");
     let mut db = open(&domain);
     let (big, small) = tables(&mut db);
     db.keep_committed(true);
-    // The first commit tells the ends, not yet which ids it filled.
+    // The first commit: its transaction read the tables' ends when it
+    // began (streamed, with a plain table beside it), so its rows are
+    // handed over too.
     fill(&mut db, big, small, 1);
     db.commit().unwrap();
     Sink::committed_ends(&mut db).unwrap();
-    assert!(handed(&mut db).is_empty());
+    let got = handed(&mut db);
+    assert_eq!(got.len(), 2);
+    assert_eq!((got[0].1, got[0].2.len() as i64), (1, ROWS));
     // The next one (streamed, with a plain table beside it) fills the ids
     // right after those ends: its rows are handed over, each with its id.
     fill(&mut db, big, small, ROWS + 1);
@@ -275,8 +320,9 @@ fn committed_rows_are_handed_over_only_when_their_ids_are_known() {
         .map(|(i, s)| (got[0].1 + i as i64, *s))
         .collect();
     assert_eq!(stored, told);
-    // Another writer's row in between: the ids are not ours alone, so
-    // nothing is handed over.
+    // Another writer's row before our transaction began (a small commit
+    // begins at the commit): the ends read at BEGIN are past it, so our
+    // rows are still told apart, with their ids.
     db.insert(&row(small, 1)).unwrap();
     shared().psql(
         &domain,
@@ -285,7 +331,23 @@ fn committed_rows_are_handed_over_only_when_their_ids_are_known() {
     db.insert(&row(small, 2)).unwrap();
     db.commit().unwrap();
     Sink::committed_ends(&mut db).unwrap();
-    assert!(handed(&mut db).is_empty());
+    let got = handed(&mut db);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, max_id(&domain, "app_small") - 1);
+    assert_eq!(got[0].2, vec![1, 2]);
+    assert_eq!(stored_seqs(&domain, "app_small", got[0].1), vec![1, 2]);
+    // Another writer's row inside our transaction (the streamed table's
+    // began long before the commit): the ids are not ours alone, so
+    // nothing is handed over.
+    fill(&mut db, big, small, 3 * ROWS + 1);
+    shared().psql(
+        &domain,
+        "INSERT INTO app_big (oml_sender_id, oml_seq, oml_ts_client, oml_ts_server, n, s) VALUES (2, 1, 0, 0, 1, 'x')",
+    );
+    db.insert(&row(big, 4 * ROWS + 1)).unwrap();
+    db.commit().unwrap();
+    Sink::committed_ends(&mut db).unwrap();
+    assert!(handed(&mut db).iter().all(|(t, ..)| t != "app_big"));
     // A commit with a refused row: not handed over either.
     shared().psql(
         &domain,

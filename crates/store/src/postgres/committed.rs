@@ -10,16 +10,24 @@
 //! which `oml_tuple_id` each got.
 //!
 //! The ids come from the table's sequence, so the writer does not choose
-//! them. It knows them when the commit filled the ids right after the end
-//! it read after its previous commit: if the table's highest committed id
-//! went from `e0` to `e` and the commit stored `e - e0` rows, those rows
-//! hold exactly the ids `e0 + 1 ..= e`, in the order of the COPY (a COPY
-//! takes its ids in row order). Every id a sequence gives out is above
-//! every id it gave before, so the commit's rows all lie above `e0`;
-//! anything else in that range (another server's rows, ids burnt by a
+//! them. It knows them when it has an end `e0` below every id the commit
+//! took: the table's highest committed id read at the transaction's
+//! `BEGIN`, before it took any (from the first time someone followed the
+//! domain live on), or else the one read after its previous commit. Every
+//! id a sequence gives out is above every id it gave before, so the
+//! commit's rows all lie above `e0`. If the table's highest committed id
+//! is then `e` and the commit stored `e - e0` rows, those rows hold
+//! exactly the ids `e0 + 1 ..= e`, in the order of the COPY (a COPY takes
+//! its ids in row order). Anything else in that range (another server's
+//! rows committed while the transaction was open, ids burnt by a
 //! rolled-back attempt, a refused row) makes the count differ, and the
 //! rows are then not handed over: readers read them from the table as
 //! before.
+//!
+//! Reading the ends at `BEGIN` costs nothing in waiting (it rides in the
+//! `BEGIN`'s round trip) and lets the first commit after a reader came be
+//! handed over too, where the end read after the previous commit would
+//! not exist (nobody was following then).
 
 use std::sync::Arc;
 

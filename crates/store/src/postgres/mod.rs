@@ -137,6 +137,14 @@ pub struct PgStore {
     kept: Vec<(TableId, committed::Encoded)>,
     /// Each table's highest committed id as last read.
     ends: HashMap<TableId, i64>,
+    /// Whether transactions read their tables' ends at `BEGIN` (from the
+    /// first time someone followed the domain live on).
+    probe_on: bool,
+    /// Ends read at the `BEGIN` of the last commit's transaction, by table
+    /// (`None`: unreadable).
+    begun: Vec<(TableId, Option<i64>)>,
+    /// Tables whose ends the pump's `BEGIN` reads, in its order.
+    probing: Vec<TableId>,
     /// Rows whose ids are known, for [`PgStore::take_committed_rows`].
     handed: Vec<CommittedRows>,
     /// Tables that had rows in the last successful commit (for
@@ -186,6 +194,9 @@ impl PgStore {
             keep: false,
             kept: Vec::new(),
             ends: HashMap::new(),
+            probe_on: false,
+            begun: Vec::new(),
+            probing: Vec::new(),
             handed: Vec::new(),
         };
         store.start_time = store.locked(|s| s.init_layout())?;
@@ -309,6 +320,7 @@ impl PgStore {
             .filter(|&id| self.catalog.get(id).is_some_and(|t| !t.pending.is_empty()))
             .collect();
         let refused = self.refused;
+        self.begun.clear();
         let res = self.retry(write::commit_once);
         // Every row of every table went in: keep them for live readers.
         self.kept.clear();
@@ -387,7 +399,15 @@ impl PgStore {
             .collect();
         let mut kept = kept;
         for (id, name, end) in &ends {
-            let before = self.ends.insert(*id, *end);
+            // Either end is below every id of the commit: the one read at
+            // its BEGIN, else the one read after the commit before it.
+            let previous = self.ends.insert(*id, *end);
+            let at_begin = self
+                .begun
+                .iter()
+                .find(|(t, _)| t == id)
+                .and_then(|(_, e)| *e);
+            let before = at_begin.or(previous);
             let Some(i) = kept.iter().position(|(k, _)| k == id) else {
                 continue;
             };
@@ -409,6 +429,7 @@ impl PgStore {
     /// (while someone follows the domain live).
     pub fn keep_committed(&mut self, on: bool) {
         self.keep = on;
+        self.probe_on |= on;
         if !on {
             self.kept.clear();
             self.handed.clear();
@@ -493,8 +514,14 @@ impl PgStore {
                         }
                     }
                 }
+                let (probing, names) = self.probe();
+                self.probing = probing;
                 let Some(p) = &self.pump else { return };
-                p.start(client, &table.copy_sql);
+                let Some(table) = self.catalog.get(id) else {
+                    return;
+                };
+                let encoded = table.pending.encoded();
+                p.start(client, &table.copy_sql, names);
                 let mut first = Vec::with_capacity(copy::HEADER.len() + encoded.len());
                 first.extend_from_slice(copy::HEADER);
                 first.extend_from_slice(encoded);
@@ -503,6 +530,22 @@ impl PgStore {
             }
             _ => {}
         }
+    }
+
+    /// The tables whose ends a transaction's `BEGIN` reads (those with
+    /// rows pending, once someone followed the domain live), and their
+    /// names.
+    fn probe(&self) -> (Vec<TableId>, Vec<String>) {
+        if !self.probe_on {
+            return (Vec::new(), Vec::new());
+        }
+        (0..self.catalog.len())
+            .map(TableId)
+            .filter_map(|id| {
+                let t = self.catalog.get(id)?;
+                (!t.pending.is_empty()).then(|| (id, t.schema.name.clone()))
+            })
+            .unzip()
     }
 
     fn pending(&mut self) {

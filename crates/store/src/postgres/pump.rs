@@ -36,8 +36,9 @@ const QUEUE: usize = 8;
 
 /// What the pump is told.
 enum Msg {
-    /// Begin a transaction on this connection and start this COPY.
-    Start(Box<Client>, String),
+    /// Begin a transaction on this connection (reading the ends of these
+    /// tables, see [`begin`]) and start this COPY.
+    Start(Box<Client>, String, Vec<String>),
     /// More of the COPY stream.
     Data(Vec<u8>),
     /// End the COPY (its trailer was sent) and hand the connection back.
@@ -45,8 +46,9 @@ enum Msg {
 }
 
 /// What the pump hands back at [`Pump::finish`]: the connection (`None`
-/// if it broke), and the open transaction's id if the COPY went through.
-pub type Handed = (Option<Client>, Result<i64, StoreError>);
+/// if it broke), and if the COPY went through, the open transaction's id
+/// and the ends [`begin`] read.
+pub type Handed = (Option<Client>, Result<(i64, Vec<Option<i64>>), StoreError>);
 
 /// The pump's thread and its channels.
 pub struct Pump {
@@ -70,11 +72,12 @@ impl Pump {
         })
     }
 
-    /// Opens a transaction on `client` and starts `copy_sql` in it.
-    pub fn start(&self, client: Client, copy_sql: &str) {
+    /// Opens a transaction on `client`, reading the ends of the `probe`
+    /// tables, and starts `copy_sql` in it.
+    pub fn start(&self, client: Client, copy_sql: &str, probe: Vec<String>) {
         let _ = self
             .tx
-            .send(Msg::Start(Box::new(client), copy_sql.to_owned()));
+            .send(Msg::Start(Box::new(client), copy_sql.to_owned(), probe));
     }
 
     /// Forwards more of the COPY stream.
@@ -112,11 +115,11 @@ fn gone() -> StoreError {
 /// The thread: one transaction per `Start`, until the channel closes.
 fn run(inbox: mpsc::Receiver<Msg>, back: mpsc::Sender<Handed>) {
     while let Ok(msg) = inbox.recv() {
-        let Msg::Start(client, sql) = msg else {
+        let Msg::Start(client, sql, probe) = msg else {
             continue; // Data or Finish without a Start: nothing is open.
         };
         let mut client = *client;
-        let res = stream(&mut client, &sql, &inbox);
+        let res = stream(&mut client, &sql, &probe, &inbox);
         let lost = res
             .as_ref()
             .err()
@@ -129,13 +132,18 @@ fn run(inbox: mpsc::Receiver<Msg>, back: mpsc::Sender<Handed>) {
 
 /// One transaction: BEGIN, the COPY fed from `inbox` until `Finish`.
 /// Always reads up to the `Finish`, so the next transaction starts clean.
-fn stream(client: &mut Client, sql: &str, inbox: &mpsc::Receiver<Msg>) -> Result<i64, StoreError> {
+fn stream(
+    client: &mut Client,
+    sql: &str,
+    probe: &[String],
+    inbox: &mpsc::Receiver<Msg>,
+) -> Result<(i64, Vec<Option<i64>>), StoreError> {
     let mut failed = None;
-    let xid = match begin(client) {
+    let begun = match begin(client, probe) {
         Ok(x) => x,
         Err(e) => {
             failed = Some(e);
-            0
+            (0, Vec::new())
         }
     };
     let mut writer = match failed {
@@ -166,7 +174,7 @@ fn stream(client: &mut Client, sql: &str, inbox: &mpsc::Receiver<Msg>) -> Result
         }
     }
     match (writer, failed) {
-        (Some(w), None) => w.finish().map(|_| xid).map_err(StoreError::from),
+        (Some(w), None) => w.finish().map(|_| begun).map_err(StoreError::from),
         (_, Some(e)) => Err(e),
         (None, None) => Err(gone()),
     }

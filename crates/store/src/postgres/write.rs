@@ -52,12 +52,15 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
             return Ok(());
         }
     }
-    let mut xid = begin(&mut store.client)?;
+    let (probe, names) = store.probe();
+    let (mut xid, ends) = begin(&mut store.client, &names)?;
+    store.begun = probe.iter().copied().zip(ends).collect();
     let PgStore {
         client,
         catalog,
         deferred,
         uri,
+        begun,
         ..
     } = store;
     let refused = match send_all(client, catalog.tables_mut(), deferred, uri, Care::Fast) {
@@ -67,7 +70,9 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
             tracing::debug!(db = %uri, error = %e,
                 "a statement of the commit was refused; sending it again guarded");
             client.batch_execute("ROLLBACK")?;
-            xid = begin(client)?;
+            let (x, ends) = begin(client, &names)?;
+            xid = x;
+            *begun = probe.iter().copied().zip(ends).collect();
             send_all(client, catalog.tables_mut(), deferred, uri, Care::Guarded)?
         }
     };
@@ -121,7 +126,13 @@ fn commit_streamed(store: &mut PgStore) -> Option<Result<(), StoreError>> {
     let (client, copied) = pump.finish();
     let mut client = client?;
     let xid = match copied {
-        Ok(xid) => xid,
+        Ok((xid, ends)) => {
+            store.begun = std::mem::take(&mut store.probing)
+                .into_iter()
+                .zip(ends)
+                .collect();
+            xid
+        }
         Err(e) => {
             tracing::debug!(db = %store.uri, error = %e,
                 "the streamed COPY was refused; sending the commit again at once");
@@ -159,19 +170,33 @@ fn commit_streamed(store: &mut PgStore) -> Option<Result<(), StoreError>> {
     Some(done)
 }
 
-/// Opens the transaction and returns its id, in one round trip.
-pub(super) fn begin(client: &mut Client) -> Result<i64, StoreError> {
-    let answer = client.simple_query("BEGIN; SELECT txid_current()")?;
-    answer
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).and_then(|v| v.parse().ok()),
-            _ => None,
-        })
-        .ok_or_else(|| StoreError::Unstorable {
-            table: "(transaction)".into(),
-            reason: "txid_current() gave no transaction id".into(),
-        })
+/// Opens the transaction and returns its id, in one round trip, with
+/// each of the `probe` tables' highest committed `oml_tuple_id` at that
+/// moment (0 for an empty table; `None` if unreadable). Those are read
+/// before the transaction takes any id, so every row it stores lies above
+/// them: what [`super::committed`] needs to tell the ids of a commit's
+/// rows, even the first commit after a live reader came.
+pub(super) fn begin(
+    client: &mut Client,
+    probe: &[String],
+) -> Result<(i64, Vec<Option<i64>>), StoreError> {
+    let mut sql = String::from("BEGIN; SELECT txid_current()");
+    for table in probe {
+        sql.push_str(", (SELECT CAST(coalesce(max(oml_tuple_id), 0) AS int8) FROM ");
+        sql.push_str(&crate::sql::quote(table));
+        sql.push(')');
+    }
+    let answer = client.simple_query(&sql)?;
+    let row = answer.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(r) => Some(r),
+        _ => None,
+    });
+    let field = |i: usize| row.and_then(|r| r.get(i)).and_then(|v| v.parse().ok());
+    let xid = field(0).ok_or_else(|| StoreError::Unstorable {
+        table: "(transaction)".into(),
+        reason: "txid_current() gave no transaction id".into(),
+    })?;
+    Ok((xid, (1..=probe.len()).map(field).collect()))
 }
 
 /// Sends every pending row and record into the open transaction; returns
