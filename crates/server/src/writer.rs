@@ -13,7 +13,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use omsp::Schema;
 use std::collections::HashMap;
@@ -161,13 +160,11 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     tracing::info!(domain, db = %db.description(), new = db.is_new(), "database open");
     setup.hook.event(event, &uri);
     let mut sessions: HashMap<Arc<str>, Tracked> = HashMap::new();
-    let mut watched = Watched::default();
     loop {
         let cmd = match rx.try_recv() {
             Ok(cmd) => cmd,
             Err(mpsc::error::TryRecvError::Empty) => {
-                db.keep_committed(watched.get(setup, domain));
-                if commit(&mut db, &setup.commit, true, domain) {
+                if commit(&mut db, setup, true, domain) {
                     acknowledge(&mut sessions);
                     publish(&mut db, setup, domain);
                 }
@@ -179,8 +176,7 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             Err(mpsc::error::TryRecvError::Disconnected) => break,
         };
         execute(&mut db, cmd, domain, &mut sessions);
-        db.keep_committed(watched.get(setup, domain));
-        if commit(&mut db, &setup.commit, false, domain) {
+        if commit(&mut db, setup, false, domain) {
             acknowledge(&mut sessions);
             publish(&mut db, setup, domain);
         }
@@ -272,33 +268,15 @@ fn publish<S: Sink>(db: &mut S, setup: &WriterSetup, domain: &str) {
     setup.commits.bump(domain, ends, rows);
 }
 
-/// How often the writer asks whether someone follows its domain live
-/// between commits.
-const WATCH_EVERY: Duration = Duration::from_millis(50);
-
-/// Whether someone follows the domain live, asked at most every
-/// [`WATCH_EVERY`]. The writer tells its store before each possible
-/// commit, so that a commit keeps its rows for a reader who came while
-/// its transaction was open (not only for one who was there at the commit
-/// before); asking takes a lock the readers take too, so not per command.
-#[derive(Default)]
-struct Watched {
-    at: Option<Instant>,
-    on: bool,
-}
-
-impl Watched {
-    fn get(&mut self, setup: &WriterSetup, domain: &str) -> bool {
-        if self.at.is_none_or(|t| t.elapsed() >= WATCH_EVERY) {
-            self.on = setup.commits.watched(domain);
-            self.at = Some(Instant::now());
-        }
-        self.on
+/// Commits if due; true if a commit happened. Right before a commit that
+/// can keep its rows for live readers, the store is told whether anyone
+/// follows the domain now (asking takes a lock the readers take too, so
+/// only then, not per command).
+fn commit<S: Sink>(db: &mut S, setup: &WriterSetup, idle: bool, domain: &str) -> bool {
+    let policy = &setup.commit;
+    if db.keep_due(policy, idle) {
+        db.keep_committed(setup.commits.watched(domain));
     }
-}
-
-/// Commits if due; true if a commit happened.
-fn commit<S: Sink>(db: &mut S, policy: &CommitPolicy, idle: bool, domain: &str) -> bool {
     match db.commit_if_due(policy, idle) {
         Ok(done) => done,
         Err(e) => {

@@ -102,6 +102,15 @@ pub trait Sink {
     /// (PostgreSQL; SQLite readers read new rows cheaply from its file).
     fn keep_committed(&mut self, _on: bool) {}
 
+    /// True if [`Sink::commit_if_due`] would commit now and the commit can
+    /// keep its rows for live readers (PostgreSQL): the writer then tells
+    /// [`Sink::keep_committed`] whether anyone follows the domain right
+    /// before the commit, so a reader who came while the transaction was
+    /// open gets its rows too. `false` for stores that keep nothing.
+    fn keep_due(&self, _policy: &CommitPolicy, _idle: bool) -> bool {
+        false
+    }
+
     /// After [`Sink::committed_ends`]: the rows of that commit whose
     /// `oml_tuple_id`s the store could tell, by table (see
     /// [`crate::postgres::committed`]).

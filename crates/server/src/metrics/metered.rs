@@ -145,6 +145,10 @@ impl<S: Sink> Sink for Metered<S> {
         self.inner.keep_committed(on);
     }
 
+    fn keep_due(&self, policy: &store::CommitPolicy, idle: bool) -> bool {
+        self.inner.keep_due(policy, idle)
+    }
+
     fn committed_rows(&mut self) -> Vec<store::postgres::CommittedRows> {
         self.inner.committed_rows()
     }

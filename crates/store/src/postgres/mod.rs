@@ -758,6 +758,11 @@ impl Sink for PgStore {
         PgStore::keep_committed(self, on);
     }
 
+    fn keep_due(&self, policy: &CommitPolicy, idle: bool) -> bool {
+        self.tx
+            .is_some_and(|(started, rows)| policy.due(rows, started, idle))
+    }
+
     fn committed_rows(&mut self) -> Vec<CommittedRows> {
         self.take_committed_rows()
     }
