@@ -206,6 +206,9 @@ fn measure(
     latency(args, addr, http)
 }
 
+/// How long a round waits for its subscribers' tails to open.
+const OPEN_WAIT: Duration = Duration::from_secs(10);
+
 /// Tail subscribers and a query loop, running until stopped.
 struct Readers {
     /// Set to end the query loop.
@@ -223,15 +226,22 @@ struct Readers {
 }
 
 impl Readers {
+    /// Starts the readers; returns once every subscriber's tail is open
+    /// (or after [`OPEN_WAIT`]), so that the round measures ingestion with
+    /// the subscribers following, not their joining: rows committed before
+    /// a subscriber follows are read back from the table when it catches
+    /// up, which is a cost of joining, paid once in a real experiment.
     fn start(http: SocketAddr, stream: &str, after: u64, args: &Options) -> Readers {
         let (subscribers, batched) = (args.subscribers, args.batched);
         let stop = Arc::new(AtomicBool::new(false));
+        let opened = Arc::new(AtomicU64::new(0));
         let events = Arc::new(AtomicU64::new(0));
         let queries = Arc::new(AtomicU64::new(0));
         let mut tails = Vec::new();
         for _ in 0..subscribers {
             let base = format!("{stream}/tail");
             let events = Arc::clone(&events);
+            let opened = Arc::clone(&opened);
             let stop = Arc::clone(&stop);
             // Each ends (and closes its connection) within a read timeout
             // of the loop being stopped, so no tail of this round is still
@@ -251,6 +261,8 @@ impl Readers {
                     let r = follow(http, &path, &stop, |event, data| {
                         if event == b"row" || event == b"rows" {
                             events.fetch_add(1, Ordering::Relaxed);
+                        } else if event == b"open" {
+                            opened.fetch_add(1, Ordering::Relaxed);
                         } else if event == b"lagged" {
                             resumed = serde_json::from_slice::<serde_json::Value>(data)
                                 .ok()
@@ -298,6 +310,10 @@ impl Readers {
                 }
             }));
         }
+        let deadline = Instant::now() + OPEN_WAIT;
+        while opened.load(Ordering::Relaxed) < subscribers as u64 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         Readers {
             stop,
             events,
@@ -337,7 +353,9 @@ fn agent() -> ureq::Agent {
 
 /// Reads the tail at `path` and hands each event's type and `data:` line to
 /// `each` until it says stop, the server ends the stream, or `stop` is set
-/// (checked every [`POLL`] while no data arrives).
+/// (checked every [`POLL`] while no data arrives). `each` is first handed
+/// the type `open` (and no data) when the server has answered 200: the
+/// tail is being followed.
 ///
 /// A plain HTTP/1.0 request on a socket with a read timeout rather than an
 /// HTTP client: the response is then the bare event stream (no chunked
@@ -372,6 +390,9 @@ fn follow(
                         status.split_whitespace().nth(1) == Some("200"),
                         "GET {path}: HTTP/{status}"
                     );
+                    if !each(b"open", b"") {
+                        return Ok(());
+                    }
                 }
                 in_body = line.is_empty();
             } else if let Some(name) = line.strip_prefix(b"event:") {
