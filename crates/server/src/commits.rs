@@ -88,6 +88,24 @@ impl Commits {
         d.count.send_modify(|n| *n += 1);
     }
 
+    /// Called by a writer after it closed `domain`'s database: its ends
+    /// are forgotten (nobody publishes them now; another server may go on
+    /// writing) and readers are woken. The kept rows stay while someone
+    /// follows the domain (readers at idle priority may not have taken the
+    /// last commit's yet; their ids stay true) and go with the domain's
+    /// next commit nobody follows; with nobody following they go now.
+    pub fn closed(&self, domain: &str) {
+        let mut map = self.lock();
+        let d = map
+            .entry(domain.to_owned())
+            .or_insert_with(|| Domain::new(0));
+        d.ends.clear();
+        if d.count.receiver_count() == 0 {
+            d.rows.clear();
+        }
+        d.count.send_modify(|n| *n += 1);
+    }
+
     /// The kept batch of `table` that holds the row right after `after`
     /// (the latest, should two), or else the earliest kept batch after it:
     /// the rows in between are in the table, committed before it.
@@ -218,8 +236,16 @@ mod tests {
         assert_eq!(first(39), Some(31));
         assert_eq!(first(40), None, "nothing after the last");
         assert_eq!(c.rows("d", "b", 0).map(|r| r.last()), Some(5));
+        // A close forgets the ends, and keeps the rows while followed.
+        let rx = c.subscribe("d");
+        c.closed("d");
+        assert_eq!((c.end("d", "a"), first(10)), (None, Some(11)));
+        drop(rx);
+        c.closed("d");
+        assert_eq!(first(10), None, "nobody follows: the rows go");
+        c.bump("d", Some(vec![("a".into(), 40)]), vec![batch("a", 31, 10)]);
         // Unknown ends forget the rows.
         c.bump("d", None, Vec::new());
-        assert_eq!(first(10), None);
+        assert_eq!(first(39), None);
     }
 }

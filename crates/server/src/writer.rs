@@ -159,6 +159,10 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     };
     tracing::info!(domain, db = %db.description(), new = db.is_new(), "database open");
     setup.hook.event(event, &uri);
+    // Someone may follow the domain already (a dashboard open before the
+    // experiment's clients connect): the first transaction then reads its
+    // tables' ends at BEGIN, and its commit is handed over like the rest.
+    db.keep_committed(setup.commits.watched(domain));
     let mut sessions: HashMap<Arc<str>, Tracked> = HashMap::new();
     loop {
         let cmd = match rx.try_recv() {
@@ -181,10 +185,18 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             publish(&mut db, setup, domain);
         }
     }
+    // The last rows are committed and published like every commit, so
+    // live readers take them from here too; then the database is closed.
+    let watched = setup.commits.watched(domain);
+    db.keep_committed(watched);
+    match db.commit() {
+        Ok(()) => publish(&mut db, setup, domain),
+        Err(e) => tracing::error!(domain, error = %e, "final commit failed"),
+    }
     if let Err(e) = db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
     }
-    setup.commits.bump(domain, None, Vec::new());
+    setup.commits.closed(domain);
     tracing::info!(domain, "database closed");
     setup.hook.event(HookEvent::DbClosed, &uri);
 }

@@ -414,6 +414,8 @@ impl PgStore {
             let (_, rows) = kept.swap_remove(i);
             let n = rows.1.len() as i64;
             if n == 0 || before != Some(end - n) {
+                tracing::debug!(db = %self.uri, table = %name, rows = n, end, ?before, ?at_begin,
+                    "a commit's rows are not handed over: their ids are not known");
                 continue;
             }
             if let Some(columns) = self.copy_columns(*id) {
