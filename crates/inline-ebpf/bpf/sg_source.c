@@ -246,30 +246,38 @@ int sg_source(struct __sk_buff *skb)
 		return SG_PASS;
 	}
 
-	__u64 key = sg_flow_hash(saddr, daddr, ((__u32)sport << 16) | dport, nh);
-	/* Flow expiry needs seconds, not nanoseconds: a tick's precision
-	 * costs no clock read (sg_expiry_clock), and last_seen changes once
-	 * per tick. The precise clock is read only when a timestamp or an
-	 * interval needs it. */
-	__u64 seen = sg_expiry_clock();
-	struct sg_flow_state *st = bpf_map_lookup_elem(&sg_flows, &key);
-	if (!st || seen - st->last_seen_ns > cfg->flow_timeout_ns) {
-		struct sg_flow_state fresh = { .last_seen_ns = seen };
-		bpf_map_update_elem(&sg_flows, &key, &fresh, BPF_ANY);
-		st = bpf_map_lookup_elem(&sg_flows, &key);
-		if (!st) {
-			sg_count(SG_C_SRC_ERROR);
-			return SG_PASS;
-		}
-	} else if (st->last_seen_ns != seen) {
-		st->last_seen_ns = seen;
-	}
 	__u8 mode = cfg->mode;
+	/* Per-flow state serves the sequence number (loss, PDM), per-flow
+	 * sampling and the minimum interval between marks. A delay-only
+	 * layout with none of those needs no flow table: no lookup. */
+	int seq_layout = (mode & (SG_MODE_LOSS | SG_MODE_PDM)) != 0;
+	int per_flow = seq_layout || cfg->min_interval_ns ||
+		       (cfg->sampling != SG_SAMPLING_CPU && cfg->sample_n > 1);
 	__u64 now = 0;
 	if ((mode & SG_MODE_DELAY) || cfg->min_interval_ns)
 		now = bpf_ktime_get_ns();
-	if (!sg_sample(st, cfg, now))
-		return SG_PASS;
+	struct sg_flow_state *st = NULL;
+	if (per_flow) {
+		__u64 key = sg_flow_hash(saddr, daddr, ((__u32)sport << 16) | dport, nh);
+		/* Flow expiry needs seconds, not nanoseconds: a tick's
+		 * precision costs no clock read (sg_expiry_clock), and
+		 * last_seen changes once per tick. */
+		__u64 seen = sg_expiry_clock();
+		st = bpf_map_lookup_elem(&sg_flows, &key);
+		if (!st || seen - st->last_seen_ns > cfg->flow_timeout_ns) {
+			struct sg_flow_state fresh = { .last_seen_ns = seen };
+			bpf_map_update_elem(&sg_flows, &key, &fresh, BPF_ANY);
+			st = bpf_map_lookup_elem(&sg_flows, &key);
+			if (!st) {
+				sg_count(SG_C_SRC_ERROR);
+				return SG_PASS;
+			}
+		} else if (st->last_seen_ns != seen) {
+			st->last_seen_ns = seen;
+		}
+		if (!sg_sample(st, cfg, now))
+			return SG_PASS;
+	}
 
 	__u32 hlen = sg_hlen(mode);
 	if (!hlen)
@@ -287,7 +295,7 @@ int sg_source(struct __sk_buff *skb)
 		sg_count(SG_C_SRC_ERROR);
 		return SG_PASS;
 	}
-	__u32 seq = __sync_fetch_and_add(&st->seq, 1);
+	__u32 seq = seq_layout && st ? __sync_fetch_and_add(&st->seq, 1) : 0;
 	__u8 h[32] = {};
 	sg_build(h, cfg, nh, seq, now);
 	/* The room is open at SG_EH_OFF and the head is private now: write

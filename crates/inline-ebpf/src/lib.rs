@@ -21,7 +21,8 @@ pub static SINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_sink.o"));
 /// ELF object holding the benchmark's calibration programs: `sg_empty`
 /// (returns at once), `sg_floor_push`/`sg_floor_pop` (carry an 8-byte
 /// header without measuring anything) and `sg_mfloor_push`/`sg_mfloor_pop`
-/// (the measurement floor: that header plus the kernel work exact per-flow
-/// loss needs, none of the real programs' logic), plus `sg_empty_xdp`,
+/// (the measurement floor of the layout in `sg_mfloor_mode`, set before the
+/// load: a header of its length plus the kernel work an exact measurement
+/// with it needs, none of the real programs' logic), plus `sg_empty_xdp`,
 /// `sg_floor_pop_xdp` and `sg_mfloor_pop_xdp` for a sink at XDP.
 pub static FLOOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sg_floor.o"));

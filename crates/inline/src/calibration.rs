@@ -15,6 +15,7 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, ObjectBuilder};
 use crate::error::ProgramError;
 use crate::maps::RunStats;
 use crate::program::{ifindex, LoadOptions, Role, SinkHook};
+use crate::settings::Mode;
 use crate::tcx;
 use crate::xdp;
 
@@ -25,16 +26,21 @@ pub enum Calibration {
     Empty,
     /// Inserts (source) or removes (sink) an 8-byte header, nothing else.
     Floor,
-    /// The measurement floor: [`Calibration::Floor`] plus the kernel work an
-    /// exact per-flow loss measurement cannot avoid, without any of the
-    /// real programs' logic. The source looks the flow's 8-byte key up in
-    /// an LRU hash map (inserting it if missing) and writes the flow's
-    /// atomically incremented sequence number into the header (the loss
-    /// layout); the sink reads the clock the real sink reads for that
-    /// layout, writes a record into a per-CPU batch and pushes every full
-    /// batch into a ring buffer, which a thread drains with the real
-    /// sink's reader.
-    MeasurementFloor,
+    /// The measurement floor for a layout: [`Calibration::Floor`] plus the
+    /// kernel work an exact measurement with that layout cannot avoid,
+    /// without any of the real programs' logic. The header has the
+    /// layout's length (8 to 32 bytes: a longer one costs the head
+    /// reallocation the real one costs). Where the layout carries a
+    /// sequence number (loss, PDM), the source looks the flow's 8-byte key
+    /// up in an LRU hash map (inserting it if missing) and writes the
+    /// flow's atomically incremented sequence number; where it carries a
+    /// timestamp (delay, both, compact), the source reads the clock. The
+    /// sink reads the clock the real sink reads for that layout, writes a
+    /// record into a per-CPU batch and pushes every full batch into a ring
+    /// buffer, which a thread drains with the real sink's reader. The
+    /// layout is set in the program's read-only data before the load, so
+    /// the verifier keeps only that layout's code.
+    MeasurementFloor(Mode),
 }
 
 impl Calibration {
@@ -42,12 +48,12 @@ impl Calibration {
         match (self, role, at_xdp) {
             (Calibration::Empty, Role::Sink, true) => "sg_empty_xdp",
             (Calibration::Floor, Role::Sink, true) => "sg_floor_pop_xdp",
-            (Calibration::MeasurementFloor, Role::Sink, true) => "sg_mfloor_pop_xdp",
+            (Calibration::MeasurementFloor(_), Role::Sink, true) => "sg_mfloor_pop_xdp",
             (Calibration::Empty, _, _) => "sg_empty",
             (Calibration::Floor, Role::Source, _) => "sg_floor_push",
             (Calibration::Floor, Role::Sink, _) => "sg_floor_pop",
-            (Calibration::MeasurementFloor, Role::Source, _) => "sg_mfloor_push",
-            (Calibration::MeasurementFloor, Role::Sink, _) => "sg_mfloor_pop",
+            (Calibration::MeasurementFloor(_), Role::Source, _) => "sg_mfloor_push",
+            (Calibration::MeasurementFloor(_), Role::Sink, _) => "sg_mfloor_pop",
         }
     }
 }
@@ -106,6 +112,10 @@ impl CalibrationProgram {
                 // The real sink's ring size.
                 map.set_max_entries(LoadOptions::default().ring_bytes)
                     .map_err(load_err)?;
+            } else if let (Calibration::MeasurementFloor(mode), true) =
+                (kind, map.name().to_string_lossy().ends_with(".rodata"))
+            {
+                set_layout(&mut map, mode).map_err(load_err)?;
             }
         }
         // Load only the program in use.
@@ -129,7 +139,7 @@ impl CalibrationProgram {
         }
         .map_err(attach_err)?;
         let prog_id = tcx::program_id(prog.as_fd()).map_err(attach_err)?;
-        let drain = if kind == Calibration::MeasurementFloor && role == Role::Sink {
+        let drain = if matches!(kind, Calibration::MeasurementFloor(_)) && role == Role::Sink {
             Some(Drain::start(&object)?)
         } else {
             None
@@ -211,5 +221,22 @@ impl Drain {
             drops,
             thread: Some(thread),
         })
+    }
+}
+
+/// Write `mode`'s bits into `sg_mfloor_mode`, the only variable of the
+/// calibration object's read-only data (`bpf/sg_floor.c`).
+fn set_layout(map: &mut libbpf_rs::OpenMapMut, mode: Mode) -> Result<(), libbpf_rs::Error> {
+    let data = map
+        .initial_value_mut()
+        .ok_or_else(|| libbpf_rs::Error::from_raw_os_error(nix::errno::Errno::ENOENT as i32))?;
+    match data {
+        [b] => {
+            *b = mode.bits();
+            Ok(())
+        }
+        _ => Err(libbpf_rs::Error::from_raw_os_error(
+            nix::errno::Errno::EINVAL as i32,
+        )),
     }
 }

@@ -6,7 +6,9 @@
 mod common;
 
 use common::*;
-use inline::{netns, Agent, Calibration, CalibrationProgram, Counter, LoadOptions, Role, SinkHook};
+use inline::{
+    netns, Agent, Calibration, CalibrationProgram, Counter, LoadOptions, Mode, Role, SinkHook,
+};
 
 /// 200 datagrams of assorted sizes to `port`: all arrive, byte for byte.
 fn send_200_and_compare(net: &Net, port: u16) {
@@ -72,7 +74,11 @@ fn measurement_floor_push_numbers_each_flow_like_the_source() {
     }
     let net = Net::new(Topology::Direct);
     let push = netns::run_in(&net.src, || {
-        CalibrationProgram::attach(SRC_IF, Role::Source, Calibration::MeasurementFloor)
+        CalibrationProgram::attach(
+            SRC_IF,
+            Role::Source,
+            Calibration::MeasurementFloor(Mode::Loss),
+        )
     })
     .unwrap()
     .unwrap();
@@ -106,32 +112,88 @@ fn measurement_floor_pair_leaves_bytes_unchanged_and_drains_its_records() {
     if !require_root() {
         return;
     }
-    for hook in [SinkHook::Tc, SinkHook::Xdp] {
+    // Every layout at both sink hooks. The sink takes only a header of its
+    // layout's length (8, 16, 24 or 32 bytes), so records reaching the
+    // reader show that both sides carried that length.
+    let layouts = [
+        Mode::Loss,
+        Mode::Both,
+        Mode::Delay,
+        Mode::Pdm,
+        Mode::Compact,
+    ];
+    for (i, layout) in layouts.into_iter().enumerate() {
+        for (j, hook) in [SinkHook::Tc, SinkHook::Xdp].into_iter().enumerate() {
+            let floor = Calibration::MeasurementFloor(layout);
+            let net = Net::new(Topology::Direct);
+            let push = netns::run_in(&net.src, move || {
+                CalibrationProgram::attach(SRC_IF, Role::Source, floor)
+            })
+            .unwrap()
+            .unwrap();
+            let pop = netns::run_in(&net.dst, move || {
+                CalibrationProgram::attach_at(DST_IF, Role::Sink, floor, hook)
+            })
+            .unwrap()
+            .unwrap();
+            assert_eq!(push.records_read(), None);
+            send_200_and_compare(&net, 7110 + 2 * i as u16 + j as u16);
+            std::thread::sleep(inline::POLL_INTERVAL * 5);
+            // Full batches of 16 reach the reader; a partial one per CPU
+            // waits in the program (no timer: a calibration needs none).
+            let read = pop.records_read().unwrap();
+            assert!(
+                read > 0 && read <= 200 && read % 16 == 0,
+                "{layout:?} at {hook:?}: {read}"
+            );
+            assert_eq!(pop.ring_drops(), Some(0), "{layout:?} at {hook:?}");
+            drop(push);
+            drop(pop);
+            let hooks = sh_in(&net.dst, &["bpftool", "net", "show", "dev", DST_IF]);
+            assert!(!hooks.contains("sg_mfloor"), "still attached: {hooks}");
+        }
+    }
+}
+
+#[test]
+fn measurement_floor_header_has_its_layouts_length() {
+    if !require_root() {
+        return;
+    }
+    // The push alone: the receiving kernel skips the unknown option and
+    // delivers the datagrams, and the receiving interface counts each
+    // frame with the header in it.
+    for (i, (layout, hlen)) in [
+        (Mode::Loss, 8u64),
+        (Mode::Pdm, 16),
+        (Mode::Delay, 24),
+        (Mode::Both, 32),
+        (Mode::Compact, 8),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let net = Net::new(Topology::Direct);
-        let push = netns::run_in(&net.src, || {
-            CalibrationProgram::attach(SRC_IF, Role::Source, Calibration::MeasurementFloor)
+        let push = netns::run_in(&net.src, move || {
+            CalibrationProgram::attach(SRC_IF, Role::Source, Calibration::MeasurementFloor(layout))
         })
         .unwrap()
         .unwrap();
-        let pop = netns::run_in(&net.dst, move || {
-            CalibrationProgram::attach_at(DST_IF, Role::Sink, Calibration::MeasurementFloor, hook)
-        })
-        .unwrap()
-        .unwrap();
-        assert_eq!(push.records_read(), None);
-        send_200_and_compare(&net, 7103);
-        std::thread::sleep(inline::POLL_INTERVAL * 5);
-        // Full batches of 16 reach the reader; a partial one per CPU waits
-        // in the program (no timer: a calibration needs none).
-        let read = pop.records_read().unwrap();
+        let rx = |what: &str| -> u64 {
+            let path = format!("/sys/class/net/{DST_IF}/statistics/rx_{what}");
+            sh_in(&net.dst, &["cat", &path]).trim().parse().unwrap()
+        };
+        let (bytes, packets) = (rx("bytes"), rx("packets"));
+        send_200_and_compare(&net, 7130 + i as u16);
+        let frames: u64 = udp_sizes(200).iter().map(|s| *s as u64 + 14 + 40 + 8).sum();
+        // Other frames (neighbour discovery, MLD reports) are under 200
+        // bytes each.
+        let others = rx("packets") - packets - 200;
+        let excess = rx("bytes") - bytes - frames;
         assert!(
-            read > 0 && read <= 200 && read % 16 == 0,
-            "{hook:?}: {read}"
+            excess >= 200 * hlen && excess <= 200 * hlen + 200 * others,
+            "{layout:?}: {excess} bytes over 200 frames and {others} others, expected {hlen} per frame"
         );
-        assert_eq!(pop.ring_drops(), Some(0), "{hook:?}");
         drop(push);
-        drop(pop);
-        let hooks = sh_in(&net.dst, &["bpftool", "net", "show", "dev", DST_IF]);
-        assert!(!hooks.contains("sg_mfloor"), "still attached: {hooks}");
     }
 }

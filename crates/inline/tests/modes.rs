@@ -164,3 +164,52 @@ fn an_idle_flow_restarts_at_sequence_zero_after_the_flow_timeout() {
         );
     }
 }
+
+#[test]
+fn delay_layouts_sample_per_flow_with_and_without_the_flow_table() {
+    if !require_root() {
+        return;
+    }
+    // A delay-only layout marking every packet keeps no per-flow state
+    // (the source skips its flow table); with per-flow sampling it does,
+    // and one in N is exact per flow.
+    let net = Net::new(Topology::Direct);
+    for (i, (mode, sample, marked)) in [
+        ("compact", "1", 400),
+        ("compact", "4", 100),
+        ("delay", "1", 400),
+        ("delay", "8", 50),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = settings(&[
+            "proto=udp",
+            &format!("mode={mode}"),
+            &format!("sample={sample}"),
+        ]);
+        let (source, sink, records) = agents(&net, &s);
+        let port = 7800 + i as u16;
+        send_400(&net, port - 1000, port);
+        let sc = source.counters().unwrap();
+        assert_eq!(
+            sc.get(Counter::SrcInstrumented),
+            marked,
+            "{mode} 1/{sample}: {sc:?}"
+        );
+        assert_eq!(
+            sc.get(Counter::SrcSampledOut) + marked,
+            400,
+            "{mode} 1/{sample}: {sc:?}"
+        );
+        assert_eq!(sink.stop().unwrap(), marked, "{mode} 1/{sample}");
+        source.stop().unwrap();
+        let recs = records.lock().unwrap();
+        assert!(
+            recs.iter().all(|m| m.seq.is_none()
+                && m.delay_ns()
+                    .is_some_and(|d| (0..1_000_000_000).contains(&d))),
+            "{mode} 1/{sample}: records without a delay in range"
+        );
+    }
+}

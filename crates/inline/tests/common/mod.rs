@@ -419,10 +419,15 @@ pub fn tcp_case(load: LoadOptions, port: u16) {
     assert_eq!(seqs.len() as u64, instrumented, "each header arrives");
 }
 
+/// The payload sizes [`udp_sizes_arrive`] sends: 1 to 1400 bytes, assorted.
+pub fn udp_sizes(n: usize) -> Vec<usize> {
+    (0..n).map(|i| 1 + (i * 37) % 1400).collect()
+}
+
 /// `n` datagrams of assorted sizes (1 to 1400 bytes, 200 µs apart) from
 /// port `sport` to `dport`: asserts that all arrive, byte for byte.
 pub fn udp_sizes_arrive(net: &Net, n: usize, sport: u16, dport: u16) {
-    let sizes: Vec<usize> = (0..n).map(|i| 1 + (i * 37) % 1400).collect();
+    let sizes = udp_sizes(n);
     let idle = std::time::Duration::from_millis(700);
     let rx = traffic::udp_receiver(&net.dst, dport, idle);
     let gap = std::time::Duration::from_micros(200);

@@ -7,10 +7,11 @@
 //! Phases of every round: *off*; with `--calibrate`, *empty programs* (a
 //! program that returns at once on each hook), *header only* (insert and
 //! remove an 8-byte header, nothing measured) and *measurement floor*
-//! (header only plus the kernel work an exact per-flow loss measurement
-//! cannot avoid: a flow-table lookup and an atomic sequence number at the
-//! source; a clock read, a batched record and its ring-buffer output at
-//! the sink; none of our logic); *every packet* and *one in 10* with the
+//! (a header of `--mode`'s length plus the kernel work an exact
+//! measurement with that layout cannot avoid: a flow-table lookup and an
+//! atomic sequence number at the source where the layout carries one, a
+//! clock read where it carries a timestamp; a clock read, a batched record
+//! and its ring-buffer output at the sink; none of our logic); *every packet* and *one in 10* with the
 //! real programs, for each `--sink-hook`; and *one in 10, per CPU*
 //! (sampling decided before the flow lookup). This machine's rates wander
 //! by several per cent from second to second, so each phase's ratio is
@@ -39,7 +40,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use inline::{
-    netns, Agent, Calibration, CalibrationProgram, LoadOptions, Role, RunStats, Settings, SinkHook,
+    netns, Agent, Calibration, CalibrationProgram, LoadOptions, Mode, Role, RunStats, Settings,
+    SinkHook,
 };
 
 use net::{load_average, CpuTimes, Pair, Placement, DST_IF, SRC_IF};
@@ -66,12 +68,14 @@ pub struct BenchArgs {
     mode: String,
     /// Also run three calibration phases per sink hook (needs tcx, Linux ≥
     /// 6.6): `empty programs`, `header only` (the floor any in-line
-    /// measurement has on this machine) and `measurement floor` (header
-    /// only plus the kernel work exact per-flow loss needs: flow lookup and
-    /// atomic sequence number at the source, clock read, batched record and
-    /// ring-buffer output at the sink, none of our logic); fills the "ratio
-    /// to header only" and "ratio to measurement floor" columns and, for
-    /// `every packet`, the BPF ns per packet above the measurement floor.
+    /// measurement has on this machine) and `measurement floor` (a header
+    /// of --mode's length plus the kernel work an exact measurement with
+    /// that layout needs: flow lookup and atomic sequence number at the
+    /// source for loss and PDM, a clock read for a timestamp; clock read,
+    /// batched record and ring-buffer output at the sink; none of our
+    /// logic); fills the "ratio to header only" and "ratio to measurement
+    /// floor" columns and, for `every packet`, the BPF ns per packet above
+    /// the measurement floor.
     #[arg(long)]
     calibrate: bool,
     /// Where the receive side runs: `same-core`, `split` or `both`.
@@ -263,7 +267,8 @@ fn range(v: &[f64]) -> String {
     format!("{lo:.3}–{hi:.3}")
 }
 
-fn phases(args: &BenchArgs) -> Vec<Phase> {
+/// The phases of one round, in order; the measurement floor carries `layout`.
+fn phases(args: &BenchArgs, layout: Mode) -> Vec<Phase> {
     let hooks: &[SinkHook] = match args.sink_hook.as_str() {
         "xdp" => &[SinkHook::Xdp],
         "both" => &[SinkHook::Tc, SinkHook::Xdp],
@@ -280,7 +285,7 @@ fn phases(args: &BenchArgs) -> Vec<Phase> {
             for (name, c) in [
                 ("empty programs", Calibration::Empty),
                 ("header only", Calibration::Floor),
-                ("measurement floor", Calibration::MeasurementFloor),
+                ("measurement floor", Calibration::MeasurementFloor(layout)),
             ] {
                 v.push(Phase {
                     name: at(name, hook),
@@ -313,9 +318,8 @@ fn phases(args: &BenchArgs) -> Vec<Phase> {
 
 pub fn run(args: &BenchArgs) -> Result<bool> {
     let mode = format!("mode={}", args.mode);
-    Settings::default()
-        .set_all([mode.as_str()])
-        .context("--mode")?;
+    let mut parsed = Settings::default();
+    parsed.set_all([mode.as_str()]).context("--mode")?;
     let placements: &[Placement] = match args.placement.as_str() {
         "same-core" => &[Placement::SameCore],
         "split" => &[Placement::Split],
@@ -332,7 +336,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     let p = Pair::new()?;
     let _iperf = args.tcp.then(|| Iperf::start(&p)).transpose()?;
     std::thread::sleep(Duration::from_millis(300));
-    let phases = phases(args);
+    let phases = phases(args, parsed.mode);
     // results[placement][traffic][phase]
     let mut results: Vec<Vec<Vec<Samples>>> = placements
         .iter()
@@ -412,7 +416,10 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
                             .position(|f| f.kind == Kind::Calibration(c) && f.hook == ph.hook)
                     };
                     let floor = calibration(Calibration::Floor);
-                    let mfloor = calibration(Calibration::MeasurementFloor);
+                    let mfloor = phases.iter().position(|f| {
+                        matches!(f.kind, Kind::Calibration(Calibration::MeasurementFloor(_)))
+                            && f.hook == ph.hook
+                    });
                     let s = &mut results[pi][ti][k];
                     s.ratio_off.push(rates[k] / rates[0]);
                     s.ratio_floor
