@@ -6,7 +6,9 @@
 //! every row once and in order, and a plot reaches the last row. Most
 //! rows reach the tail from the writer itself (the rows it committed,
 //! not read back), and every value of every type is then exactly what a
-//! read of the table gives.
+//! read of the table gives. A tail left open while the domain has no
+//! writer (its clients gone) takes every row of the reopened writer's
+//! commits from the writer, the first commit included.
 
 mod common;
 
@@ -311,6 +313,84 @@ async fn rows_from_commits_are_the_rows_of_the_table_for_every_type() {
         // Values at the edges came through exactly.
         let ul = names.iter().position(|n| *n == "ul").unwrap();
         assert_eq!(rows[0][ul], serde_json::json!(u64::MAX - 11));
+        drop(s);
+    })
+    .await
+    .unwrap();
+    t.server.shutdown().await;
+}
+
+/// Reads the batched tail `events` until it has handed `n` rows; returns
+/// their ids.
+fn read_ids(events: &mut impl BufRead, n: usize) -> Vec<i64> {
+    let mut ids = Vec::new();
+    let mut line = String::new();
+    while ids.len() < n {
+        line.clear();
+        assert!(events.read_line(&mut line).unwrap() > 0, "tail ended early");
+        if let Some(data) = line.trim_end().strip_prefix("data:") {
+            let v: serde_json::Value = serde_json::from_str(data.trim()).unwrap();
+            if let Some(id) = v.get(0).and_then(|x| x.as_i64()) {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tail_open_while_the_writer_is_closed_takes_the_reopened_writers_commits() {
+    let _serial = SERIAL.lock().await;
+    const N: i64 = 20_000;
+    let t = start_on_pg().await;
+    let http = t.server.http_addr().unwrap();
+    let addr = t.addr;
+    let domain = unique_domain("reopen");
+    let stream = format!("/api/v1/domains/{domain}/streams/t_m");
+    // A first client stores 100 rows and leaves; the tail, opened while it
+    // was there, has read them.
+    let mut events = {
+        let (domain, stream) = (domain.clone(), stream.clone());
+        tokio::task::spawn_blocking(move || {
+            let api = httpkit::client::Client::new(&http.to_string(), "server HTTP", "");
+            let mut s = TcpStream::connect(addr).unwrap();
+            let mut head = text_header(&domain, "n1", 1_700_000_000, &["1 t_m x:int32 s:string"]);
+            head.extend((1..=100).map(row));
+            s.write_all(head.as_bytes()).unwrap();
+            wait_rows(&api, &stream, 100);
+            let mut events = open_tail(&format!("http://{http}{stream}/tail?batch=true&after=0"));
+            assert_eq!(read_ids(&mut events, 100), (1..=100).collect::<Vec<i64>>());
+            drop(s);
+            events
+        })
+        .await
+        .unwrap()
+    };
+    // The domain's writer closes after its last client (its final commit
+    // done); the tail stays open on a domain without a writer.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while t.server.writer_threads() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer never closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A second client reopens the writer: every row it commits, the first
+    // commit included, reaches the tail from the writer, none is read back.
+    tokio::task::spawn_blocking(move || {
+        let handed = query::rows_from_commits();
+        let mut s = TcpStream::connect(addr).unwrap();
+        let mut head = text_header(&domain, "n2", 1_700_000_000, &["1 t_m x:int32 s:string"]);
+        head.extend((101..=100 + N).map(row));
+        s.write_all(head.as_bytes()).unwrap();
+        let ids = read_ids(&mut events, N as usize);
+        assert!(
+            ids == (101..=100 + N).collect::<Vec<i64>>(),
+            "the tail got every row once, in order"
+        );
+        let handed = query::rows_from_commits() - handed;
+        assert_eq!(handed, N as u64, "rows the tail took from commits");
         drop(s);
     })
     .await
