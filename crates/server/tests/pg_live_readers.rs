@@ -90,20 +90,7 @@ async fn tail_tiles_and_edges_follow_a_streamed_ingest_exactly() {
             s
         });
 
-        // Batched events: `id:` is the batch's last id; each `data:` line a
-        // row whose first value is its id.
-        let mut ids = Vec::new();
-        let mut line = String::new();
-        while ids.len() < ROWS as usize {
-            line.clear();
-            assert!(events.read_line(&mut line).unwrap() > 0, "tail ended early");
-            if let Some(data) = line.trim_end().strip_prefix("data:") {
-                let v: serde_json::Value = serde_json::from_str(data.trim()).unwrap();
-                if let Some(id) = v.get(0).and_then(|x| x.as_i64()) {
-                    ids.push(id);
-                }
-            }
-        }
+        let ids = read_ids(&mut events, ROWS as usize);
         let want: Vec<i64> = (101..=100 + ROWS).collect();
         assert!(ids == want, "the tail got every row once, in order");
         let handed = query::rows_from_commits() - handed;
@@ -321,7 +308,8 @@ async fn rows_from_commits_are_the_rows_of_the_table_for_every_type() {
 }
 
 /// Reads the batched tail `events` until it has handed `n` rows; returns
-/// their ids.
+/// their ids. (`id:` is a batch's last id; each `data:` line a row whose
+/// first value is its id.)
 fn read_ids(events: &mut impl BufRead, n: usize) -> Vec<i64> {
     let mut ids = Vec::new();
     let mut line = String::new();
