@@ -106,10 +106,13 @@ static __always_inline int sg_is_exthdr(__u8 nh)
 }
 
 /* Build the header for `mode` in `h` (32 bytes, zeroed by the caller) and
- * return its length; 0 if mode selects nothing. */
-static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8 nh, __u32 seq, __u64 now)
+ * return its length; 0 if mode selects nothing. `mode` is the one the
+ * caller read once and sized the room by: `streamgauge inline ctl` may
+ * change cfg->mode while a packet is on its way, and a second read could
+ * then write a layout of another length into the room. */
+static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8 mode, __u8 nh, __u32 seq,
+				      __u64 now)
 {
-	__u8 mode = cfg->mode;
 	h[0] = nh;
 	if (mode & SG_MODE_PDM) {
 		__u16 psn = bpf_htons((__u16)seq);
@@ -297,7 +300,7 @@ int sg_source(struct __sk_buff *skb)
 	}
 	__u32 seq = seq_layout && st ? __sync_fetch_and_add(&st->seq, 1) : 0;
 	__u8 h[32] = {};
-	sg_build(h, cfg, nh, seq, now);
+	sg_build(h, cfg, mode, nh, seq, now);
 	/* The room is open at SG_EH_OFF and the head is private now: write
 	 * the header and fix the IPv6 header with direct packet access (no
 	 * helper calls). Constant sizes keep the verifier happy. */
