@@ -44,7 +44,10 @@ impl HttpConfig {
         let mut router = router
             .fallback(guard::not_found)
             .method_not_allowed_fallback(guard::method_not_allowed)
-            .layer(axum::middleware::from_fn(guard::json_only))
+            .layer(axum::middleware::from_fn_with_state(
+                self.body_limit,
+                guard::json_only,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 self.access.clone(),
                 authenticate,

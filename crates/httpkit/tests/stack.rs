@@ -38,10 +38,16 @@ async fn control(
     Ok(Json(v))
 }
 
+/// A state-changing endpoint that never looks at its body (as logout).
+async fn ignores_body() -> &'static str {
+    "done"
+}
+
 async fn start(config: HttpConfig) -> String {
     let app = axum::Router::new()
         .route("/read/{domain}", get(read))
-        .route("/control", post(control));
+        .route("/control", post(control))
+        .route("/ignore", post(ignores_body));
     let app = config.apply(app);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -143,5 +149,42 @@ async fn forms_and_big_bodies_are_refused() {
             "[1]",
             "loopback without a token file may control"
         );
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_the_handler_ignores_does_not_cost_the_connection() {
+    use std::io::{Read, Write};
+    let base = start(HttpConfig::default()).await;
+    blocking(move || {
+        let addr = base.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        // The head first, the body a moment later (as a busy client sends
+        // them): the answer waits for the body, and the connection stays
+        // open for the next request.
+        s.write_all(
+            b"POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n",
+        )
+        .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        s.write_all(b"{}").unwrap();
+        s.write_all(b"GET /read/lab1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("data of lab1") {
+            let n = s.read(&mut buf).unwrap();
+            let text = String::from_utf8_lossy(&got).into_owned();
+            assert!(
+                n > 0,
+                "the connection closed after the first answer: {text}"
+            );
+            got.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        assert!(text.contains("done"), "{text}");
     });
 }
