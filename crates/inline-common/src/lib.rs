@@ -60,8 +60,13 @@ pub struct Config {
     /// exact, the default) or [`SAMPLING_CPU`] (per CPU, before the flow
     /// lookup: cheaper, approximate per flow).
     pub sampling: u8,
+    /// 1 only in the configuration the loader wrote together with the
+    /// source program's read-only copy of it (`sg_loaded`), for which the
+    /// verifier kept only the code this configuration needs; every later
+    /// write leaves it 0 and the program takes its general path.
+    pub loaded: u8,
     /// Explicit padding (must be zero).
-    pub _pad: [u8; 2],
+    pub _pad: u8,
     /// One-in-N systematic sampling per flow; 0 and 1 both mean every packet.
     pub sample_n: u32,
     /// At most one instrumented packet per flow every this many nanoseconds; 0 = no limit.
@@ -164,6 +169,7 @@ const _: () = {
     assert!(offset_of!(Config, sport) == 64);
     assert!(offset_of!(Config, proto) == 68);
     assert!(offset_of!(Config, sampling) == 73);
+    assert!(offset_of!(Config, loaded) == 74);
     assert!(offset_of!(Config, sample_n) == 76);
     assert!(offset_of!(Config, min_interval_ns) == 80);
     assert!(offset_of!(Config, flow_timeout_ns) == 88);

@@ -48,7 +48,10 @@ struct sg_config {
 	__u8 delay_type;
 	__u8 loss_type;
 	__u8 sampling;
-	__u8 _pad[2];
+	/* 1 only as the loader wrote it: the program's read-only copy
+	 * (sg_loaded in sg_source.c) holds the same values. */
+	__u8 loaded;
+	__u8 _pad;
 	__u32 sample_n;
 	__u64 min_interval_ns;
 	__u64 flow_timeout_ns;
@@ -84,6 +87,7 @@ _Static_assert(sizeof(struct sg_config) == 96, "sg_config size");
 _Static_assert(offsetof(struct sg_config, sport) == 64, "sg_config.sport");
 _Static_assert(offsetof(struct sg_config, proto) == 68, "sg_config.proto");
 _Static_assert(offsetof(struct sg_config, sampling) == 73, "sg_config.sampling");
+_Static_assert(offsetof(struct sg_config, loaded) == 74, "sg_config.loaded");
 _Static_assert(offsetof(struct sg_config, sample_n) == 76, "sg_config.sample_n");
 _Static_assert(offsetof(struct sg_config, min_interval_ns) == 80, "sg_config.min_interval_ns");
 _Static_assert(offsetof(struct sg_config, flow_timeout_ns) == 88, "sg_config.flow_timeout_ns");

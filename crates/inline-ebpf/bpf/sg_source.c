@@ -79,12 +79,19 @@ static __always_inline int sg_cpu_sample(__u32 every)
 	return 1;
 }
 
-static __always_inline int sg_prefix_match(const __u32 *addr, const __u8 *net, const __u8 *mask)
+static __always_inline int sg_prefix_match(const __u32 *addr, const volatile __u8 *net, const volatile __u8 *mask)
 {
-	const __u32 *n = (const __u32 *)net;
-	const __u32 *m = (const __u32 *)mask;
-	return ((addr[0] & m[0]) == n[0]) & ((addr[1] & m[1]) == n[1]) &
-	       ((addr[2] & m[2]) == n[2]) & ((addr[3] & m[3]) == n[3]);
+	const volatile __u32 *n = (const volatile __u32 *)net;
+	const volatile __u32 *m = (const volatile __u32 *)mask;
+	return (addr[0] & m[0]) == n[0] && (addr[1] & m[1]) == n[1] && (addr[2] & m[2]) == n[2] &&
+	       (addr[3] & m[3]) == n[3];
+}
+
+/* Whether a prefix mask is all zero (any address). */
+static __always_inline int sg_any_addr(const volatile __u8 *mask)
+{
+	const volatile __u32 *m = (const volatile __u32 *)mask;
+	return (m[0] | m[1] | m[2] | m[3]) == 0;
 }
 
 static __always_inline int sg_is_exthdr(__u8 nh)
@@ -110,7 +117,7 @@ static __always_inline int sg_is_exthdr(__u8 nh)
  * caller read once and sized the room by: `streamgauge inline ctl` may
  * change cfg->mode while a packet is on its way, and a second read could
  * then write a layout of another length into the room. */
-static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8 mode, __u8 nh, __u32 seq,
+static __always_inline __u32 sg_build(__u8 *h, const volatile struct sg_config *cfg, __u8 mode, __u8 nh, __u32 seq,
 				      __u64 now)
 {
 	h[0] = nh;
@@ -168,7 +175,7 @@ static __always_inline __u32 sg_build(__u8 *h, const struct sg_config *cfg, __u8
 
 /* Per-flow sampling decision for a matching packet: 1 = instrument it
  * (per-CPU sampling was decided before the lookup). */
-static __always_inline int sg_sample(struct sg_flow_state *st, const struct sg_config *cfg, __u64 now)
+static __always_inline int sg_sample(struct sg_flow_state *st, const volatile struct sg_config *cfg, __u64 now)
 {
 	__u32 every = cfg->sampling == SG_SAMPLING_CPU ? 1 : cfg->sample_n;
 	if (every > 1 && (__sync_fetch_and_add(&st->pkts, 1) % every) != 0) {
@@ -187,13 +194,21 @@ static __always_inline int sg_sample(struct sg_flow_state *st, const struct sg_c
 	return 1;
 }
 
-SEC("tc")
-int sg_source(struct __sk_buff *skb)
+/* The configuration the program was loaded with, written into its
+ * read-only data by the loader (crates/inline/src/program.rs) before the
+ * load. The verifier knows every field, so in the path that uses it
+ * (below) it keeps only the code this configuration needs: one layout,
+ * no filter test for a wildcard, no sampling or interval code where they
+ * are off. Zero (disabled) when no loader wrote it. */
+const volatile struct sg_config sg_loaded = {};
+
+/* The source for one packet under `cfg`. Instantiated twice: with the
+ * configuration map's value (`loaded` 0: anything `inline ctl` may have
+ * written) and with sg_loaded (`loaded` 1), where tests whose outcome the
+ * configuration alone decides are skipped outright. */
+static __always_inline int sg_source_with(struct __sk_buff *skb, const volatile struct sg_config *cfg, const int loaded)
 {
-	if (skb->protocol != bpf_htons(ETH_P_IPV6))
-		return SG_PASS;
-	struct sg_config *cfg = sg_get_config();
-	if (!cfg || !cfg->enabled)
+	if (!cfg->enabled)
 		return SG_PASS;
 
 	void *data = (void *)(long)skb->data;
@@ -209,8 +224,10 @@ int sg_source(struct __sk_buff *skb)
 	struct ipv6hdr *ip6 = data + SG_ETH_HLEN;
 	const __u32 *saddr = (const __u32 *)&ip6->saddr;
 	const __u32 *daddr = (const __u32 *)&ip6->daddr;
-	if (!(sg_prefix_match(saddr, cfg->src_net, cfg->src_mask) &
-	      sg_prefix_match(daddr, cfg->dst_net, cfg->dst_mask)))
+	int src_any = loaded && sg_any_addr(cfg->src_mask);
+	int dst_any = loaded && sg_any_addr(cfg->dst_mask);
+	if (!(src_any || sg_prefix_match(saddr, cfg->src_net, cfg->src_mask)) ||
+	    !(dst_any || sg_prefix_match(daddr, cfg->dst_net, cfg->dst_mask)))
 		return SG_PASS;
 
 	__u8 nh = ip6->nexthdr;
@@ -326,4 +343,21 @@ int sg_source(struct __sk_buff *skb)
 		__builtin_memcpy(eh, h, 8);
 	sg_count(SG_C_SRC_INSTRUMENTED);
 	return SG_PASS;
+}
+
+SEC("tc")
+int sg_source(struct __sk_buff *skb)
+{
+	if (skb->protocol != bpf_htons(ETH_P_IPV6))
+		return SG_PASS;
+	struct sg_config *cfg = sg_get_config();
+	if (!cfg)
+		return SG_PASS;
+	/* The loader marks the configuration it wrote with `loaded`; every
+	 * later write (`inline ctl`, the control API) clears it. While it
+	 * is set, the map holds sg_loaded's values, so the specialised path
+	 * gives the same result as the general one. */
+	if (cfg->loaded)
+		return sg_source_with(skb, &sg_loaded, 1);
+	return sg_source_with(skb, cfg, 0);
 }

@@ -151,8 +151,24 @@ impl ProgramMaps {
         Ok(cfg)
     }
 
-    /// Replace the configuration; the programs use it from their next packet.
+    /// Replace the configuration; the programs use it from their next
+    /// packet (the source through its general path: `cfg.loaded` is
+    /// written as 0 whatever it holds).
     pub fn set_config(&self, cfg: &Config) -> Result<(), ProgramError> {
+        self.write_config(&Config { loaded: 0, ..*cfg })
+    }
+
+    /// Write the configuration the source program was specialised for at
+    /// load (its read-only `sg_loaded` holds the same values), marked so
+    /// that the program takes its specialised path. The loader's call: with
+    /// any other values the source would keep running the loaded ones (the
+    /// tests use that to tell which path runs).
+    #[doc(hidden)]
+    pub fn set_loaded_config(&self, cfg: &Config) -> Result<(), ProgramError> {
+        self.write_config(&Config { loaded: 1, ..*cfg })
+    }
+
+    fn write_config(&self, cfg: &Config) -> Result<(), ProgramError> {
         self.config
             .update(&ZERO_KEY, bytemuck::bytes_of(cfg), MapFlags::ANY)
             .map_err(map_err("sg_config"))

@@ -267,6 +267,10 @@ impl Attached {
                 Some("sg_flows") => opts.max_flows,
                 Some("sg_records") => opts.ring_bytes,
                 Some("sg_batches") => cpus,
+                Some(name) if role == Role::Source && name.ends_with(".rodata") => {
+                    specialise(&mut map, config).map_err(load_err)?;
+                    continue;
+                }
                 _ => continue,
             };
             map.set_max_entries(size).map_err(load_err)?;
@@ -281,7 +285,11 @@ impl Attached {
         let object = open.load().map_err(load_err)?;
         let maps = ProgramMaps::from_object(&object)?;
         maps.refresh_clock()?;
-        maps.set_config(config)?;
+        if role == Role::Source {
+            maps.set_loaded_config(config)?;
+        } else {
+            maps.set_config(config)?;
+        }
         let prog = object
             .progs()
             .find(|p| p.name() == program)
@@ -444,6 +452,25 @@ impl Drop for Attached {
 /// libbpf prints to stderr by default, including expected conditions
 /// (an existing clsact qdisc, a query on an empty hook): send its messages
 /// to `tracing` instead (warnings and the verifier log stay visible there).
+/// Write `config` into the source's read-only data (`sg_loaded` in
+/// `bpf/sg_source.c`, its only variable) before the load: the verifier
+/// then knows the configuration and keeps, in the path that uses it, only
+/// the code this configuration needs. The program takes that path while
+/// the configuration map holds the same values ([`Config::loaded`]).
+fn specialise(map: &mut libbpf_rs::OpenMapMut, config: &Config) -> Result<(), libbpf_rs::Error> {
+    let data = map
+        .initial_value_mut()
+        .ok_or_else(|| libbpf_rs::Error::from_raw_os_error(libc_enoent()))?;
+    let bytes = bytemuck::bytes_of(config);
+    if data.len() != bytes.len() {
+        return Err(libbpf_rs::Error::from_raw_os_error(
+            nix::errno::Errno::EINVAL as i32,
+        ));
+    }
+    data.copy_from_slice(bytes);
+    Ok(())
+}
+
 fn route_libbpf_messages() {
     fn forward(level: libbpf_rs::PrintLevel, msg: String) {
         let msg = msg.trim_end();

@@ -179,21 +179,7 @@ fn measurement_floor_header_has_its_layouts_length() {
         })
         .unwrap()
         .unwrap();
-        let rx = |what: &str| -> u64 {
-            let path = format!("/sys/class/net/{DST_IF}/statistics/rx_{what}");
-            sh_in(&net.dst, &["cat", &path]).trim().parse().unwrap()
-        };
-        let (bytes, packets) = (rx("bytes"), rx("packets"));
-        send_200_and_compare(&net, 7130 + i as u16);
-        let frames: u64 = udp_sizes(200).iter().map(|s| *s as u64 + 14 + 40 + 8).sum();
-        // Other frames (neighbour discovery, MLD reports) are under 200
-        // bytes each.
-        let others = rx("packets") - packets - 200;
-        let excess = rx("bytes") - bytes - frames;
-        assert!(
-            excess >= 200 * hlen && excess <= 200 * hlen + 200 * others,
-            "{layout:?}: {excess} bytes over 200 frames and {others} others, expected {hlen} per frame"
-        );
+        assert_header_bytes_per_frame(&net, 7130 + i as u16, hlen, &format!("{layout:?}"));
         drop(push);
     }
 }

@@ -84,6 +84,39 @@ fn sampling_and_filter_changes_apply_at_run_time() {
 }
 
 #[test]
+fn the_source_runs_its_loaded_configuration_until_another_is_written() {
+    if !require_root() {
+        return;
+    }
+    // The source alone: the receiving interface counts each frame with
+    // the header in it.
+    let net = Net::new(Topology::Direct);
+    let s = settings(&["mode=loss", "proto=udp"]);
+    let source = netns::run_in(&net.src, move || {
+        Agent::start(SRC_IF, Role::Source, &s, LoadOptions::default())
+    })
+    .unwrap()
+    .unwrap();
+    assert_header_bytes_per_frame(&net, 7450, 8, "loaded with mode=loss");
+
+    // Other values marked as the loaded ones: the program still runs the
+    // configuration it was specialised for, so the map's values are not
+    // what it reads on that path.
+    let both = settings(&["mode=both", "proto=udp"]).to_config();
+    let maps = source.program().maps();
+    maps.set_loaded_config(&both).unwrap();
+    assert_header_bytes_per_frame(&net, 7451, 8, "map says both, marked as loaded");
+
+    // Any ordinary write (as `inline ctl` and the control API make) takes
+    // the general path, which reads the map: now the 32-byte layout.
+    maps.set_config(&both).unwrap();
+    assert_header_bytes_per_frame(&net, 7452, 32, "written mode=both");
+    assert_eq!(maps.config().unwrap().loaded, 0);
+    let c = source.counters().unwrap();
+    assert_eq!(c.get(Counter::SrcInstrumented), 600, "{c:?}");
+}
+
+#[test]
 fn oversized_and_fragmented_packets_pass_unmarked() {
     if !require_root() {
         return;

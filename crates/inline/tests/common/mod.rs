@@ -436,3 +436,26 @@ pub fn udp_sizes_arrive(net: &Net, n: usize, sport: u16, dport: u16) {
     assert_eq!(got.count, n);
     assert_eq!(got.digest.as_ref(), sent.as_ref(), "payload bytes differ");
 }
+
+/// Sends 200 datagrams of assorted sizes from `port - 1000` to `port`
+/// (all must arrive) and asserts that each frame reached the receiving
+/// interface `hlen` bytes longer than sent: what a source that inserts
+/// headers, with no sink to remove them, adds (the receiving kernel skips
+/// our unknown options and delivers the data).
+pub fn assert_header_bytes_per_frame(net: &Net, port: u16, hlen: u64, what: &str) {
+    let rx = |counter: &str| -> u64 {
+        let path = format!("/sys/class/net/{DST_IF}/statistics/rx_{counter}");
+        sh_in(&net.dst, &["cat", &path]).trim().parse().unwrap()
+    };
+    let (bytes, packets) = (rx("bytes"), rx("packets"));
+    udp_sizes_arrive(net, 200, port - 1000, port);
+    let frames: u64 = udp_sizes(200).iter().map(|s| *s as u64 + 14 + 40 + 8).sum();
+    // Other frames (neighbour discovery, MLD reports) are under 200 bytes
+    // each.
+    let others = rx("packets") - packets - 200;
+    let excess = rx("bytes") - bytes - frames;
+    assert!(
+        excess >= 200 * hlen && excess <= 200 * hlen + 200 * others,
+        "{what}: {excess} bytes over 200 frames and {others} others, expected {hlen} per frame"
+    );
+}
