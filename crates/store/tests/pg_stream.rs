@@ -181,16 +181,22 @@ fn committed_ends_name_each_written_table_and_its_last_id() {
     // A streamed commit (big) with a plain table beside it (small).
     fill(&mut db, big, small, 1);
     db.commit().unwrap();
+    // The first time, every table of the domain is named (those the
+    // commit did not touch too: see the next test).
     let mut ends = Sink::committed_ends(&mut db).unwrap();
     ends.sort();
     assert_eq!(
         ends,
         vec![
+            (
+                "_experiment_metadata".to_owned(),
+                max_id(&domain, "_experiment_metadata")
+            ),
             ("app_big".to_owned(), max_id(&domain, "app_big")),
             ("app_small".to_owned(), max_id(&domain, "app_small")),
         ]
     );
-    assert_eq!(ends[0].1, ROWS, "ids are dense from 1");
+    assert_eq!(ends[1].1, ROWS, "ids are dense from 1");
     // Asked twice, nothing new: nothing to tell.
     assert_eq!(Sink::committed_ends(&mut db), Some(Vec::new()));
     // A small commit to one table names that table only.
@@ -212,6 +218,35 @@ fn committed_ends_name_each_written_table_and_its_last_id() {
     assert_eq!(
         Sink::committed_ends(&mut db),
         Some(vec![("app_small".to_owned(), before)])
+    );
+}
+
+#[test]
+fn a_reopened_stores_first_commit_names_the_tables_it_did_not_write() {
+    // A live reader woken by a commit that did not touch its table scans
+    // past that table's committed rows unless it knows where they end; a
+    // reopened writer must tell it at once, not after its first commit to
+    // that table (which the reader would race, reading its rows back).
+    let domain = unique_domain("reopenends");
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    fill(&mut db, big, small, 1);
+    db.commit().unwrap();
+    drop(db);
+    let mut db = open(&domain);
+    let (big, small) = tables(&mut db);
+    db.insert(&row(small, 1)).unwrap();
+    db.commit().unwrap();
+    let ends = Sink::committed_ends(&mut db).unwrap();
+    let end = |t: &str| ends.iter().find(|(n, _)| n == t).map(|(_, e)| *e);
+    assert_eq!(end("app_big"), Some(ROWS), "{ends:?}");
+    assert_eq!(end("app_small"), Some(max_id(&domain, "app_small")));
+    // From then on, only the tables a commit wrote to.
+    db.insert(&row(big, 1)).unwrap();
+    db.commit().unwrap();
+    assert_eq!(
+        Sink::committed_ends(&mut db),
+        Some(vec![("app_big".to_owned(), ROWS + 1)])
     );
 }
 

@@ -353,7 +353,8 @@ impl PgStore {
     }
 
     /// The highest `oml_tuple_id` of each table the last commit wrote rows
-    /// to, read right after it (call it before inserting more). Live
+    /// to, and of each table this store has not read one of before, read
+    /// right after the commit (call it before inserting more). Live
     /// readers bound their scans by it: every row up to it is committed,
     /// while a scan past it would walk through the rows of the writer's
     /// next transaction, which the pump inserts before they commit
@@ -365,7 +366,20 @@ impl PgStore {
     pub fn committed_ends(&mut self) -> Result<Vec<(String, i64)>, StoreError> {
         let kept = std::mem::take(&mut self.kept);
         self.handed.clear();
-        let (ids, names): (Vec<TableId>, Vec<String>) = std::mem::take(&mut self.committed)
+        // The tables the commit wrote to, and any this store has not read
+        // an end of yet: without one, a reader woken by a commit that did
+        // not touch its table (a reopened writer's first commits hold
+        // only `_senders` and metadata) scans past the rows committed so
+        // far, and would read back the rows of a commit it is racing with
+        // before that commit's rows are handed over.
+        let mut touched = std::mem::take(&mut self.committed);
+        touched.extend(
+            (0..self.catalog.len())
+                .map(TableId)
+                .filter(|id| !self.ends.contains_key(id) && !touched.contains(id))
+                .collect::<Vec<_>>(),
+        );
+        let (ids, names): (Vec<TableId>, Vec<String>) = touched
             .into_iter()
             .filter_map(|id| Some((id, self.catalog.get(id)?.schema.name.clone())))
             .unzip();
