@@ -98,3 +98,69 @@ fn a_short_calibrated_run_prints_every_phase() {
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap();
     assert_eq!(stats_before, stats_after, "bpf_stats_enabled not restored");
 }
+
+#[test]
+fn a_test_run_times_every_program_on_both_sides() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var_os("SG_INLINE_SKIP_ROOT_TESTS").is_some(),
+            "the in-line bench needs root; run as root or set SG_INLINE_SKIP_ROOT_TESTS=1"
+        );
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args([
+            "inline",
+            "bench",
+            "--test-run",
+            "--rounds",
+            "2",
+            "--mode",
+            "both",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| source |") || l.starts_with("| sink |"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    let names: Vec<String> = rows.iter().map(|r| format!("{} {}", r[1], r[2])).collect();
+    assert_eq!(
+        names,
+        [
+            "source empty program",
+            "source header only",
+            "source measurement floor",
+            "source source, loaded settings",
+            "source source, after a live change",
+            "sink empty program",
+            "sink header only",
+            "sink measurement floor",
+            "sink sink",
+        ],
+        "{stdout}"
+    );
+    for r in &rows {
+        let ns: f64 = r[3].parse().unwrap();
+        assert!(ns > 0.0 && ns < 1_000_000.0, "{r:?}");
+        if r[2] != "empty program" {
+            // Every other program is compared with the empty one.
+            let above: f64 = r[5].parse().unwrap();
+            assert!(above.abs() < 1_000_000.0, "{r:?}");
+        }
+    }
+    // Traffic options do not mix with test runs.
+    let refused = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args(["inline", "bench", "--test-run", "--tcp"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot be used with"));
+}

@@ -44,7 +44,7 @@ pub enum Calibration {
 }
 
 impl Calibration {
-    fn program(self, role: Role, at_xdp: bool) -> &'static str {
+    pub(crate) fn program(self, role: Role, at_xdp: bool) -> &'static str {
         match (self, role, at_xdp) {
             (Calibration::Empty, Role::Sink, true) => "sg_empty_xdp",
             (Calibration::Floor, Role::Sink, true) => "sg_floor_pop_xdp",
@@ -97,40 +97,19 @@ impl CalibrationProgram {
     ) -> Result<CalibrationProgram, ProgramError> {
         let at_xdp = role == Role::Sink && hook == SinkHook::Xdp;
         let program = kind.program(role, at_xdp);
-        let load_err = |source| ProgramError::Load { program, source };
         let attach_err = |e: std::io::Error| ProgramError::Attach {
             program,
             ifname: ifname.to_owned(),
             source: libbpf_rs::Error::from(e),
         };
         let idx = ifindex(ifname)?;
-        let mut open = ObjectBuilder::default()
-            .open_memory(inline_ebpf::FLOOR)
-            .map_err(load_err)?;
-        for mut map in open.maps_mut() {
-            if map.name() == "sg_mfloor_records" {
-                // The real sink's ring size.
-                map.set_max_entries(LoadOptions::default().ring_bytes)
-                    .map_err(load_err)?;
-            } else if let (Calibration::MeasurementFloor(mode), true) =
-                (kind, map.name().to_string_lossy().ends_with(".rodata"))
-            {
-                set_layout(&mut map, mode).map_err(load_err)?;
-            }
-        }
-        // Load only the program in use.
-        for mut prog in open.progs_mut() {
-            let used = prog.name() == program;
-            prog.set_autoload(used);
-        }
-        let object = open.load().map_err(load_err)?;
+        let object = load(kind, program)?;
         let prog = object
             .progs()
             .find(|p| p.name() == program)
-            .ok_or_else(|| {
-                load_err(libbpf_rs::Error::from_raw_os_error(
-                    nix::errno::Errno::ENOENT as i32,
-                ))
+            .ok_or_else(|| ProgramError::Load {
+                program,
+                source: libbpf_rs::Error::from_raw_os_error(nix::errno::Errno::ENOENT as i32),
             })?;
         let link = if at_xdp {
             xdp::attach(prog.as_fd(), idx)
@@ -222,6 +201,36 @@ impl Drain {
             thread: Some(thread),
         })
     }
+}
+
+/// Load `program` (one of `kind`'s) from the calibration object, without
+/// attaching it.
+pub(crate) fn load(
+    kind: Calibration,
+    program: &'static str,
+) -> Result<libbpf_rs::Object, ProgramError> {
+    let load_err = |source| ProgramError::Load { program, source };
+    let mut open = ObjectBuilder::default()
+        .open_memory(inline_ebpf::FLOOR)
+        .map_err(load_err)?;
+    for mut map in open.maps_mut() {
+        if map.name() == "sg_mfloor_records" {
+            // The real sink's ring size.
+            map.set_max_entries(LoadOptions::default().ring_bytes)
+                .map_err(load_err)?;
+        } else if let (Calibration::MeasurementFloor(mode), true) =
+            (kind, map.name().to_string_lossy().ends_with(".rodata"))
+        {
+            set_layout(&mut map, mode).map_err(load_err)?;
+        }
+    }
+    // Load only the program in use.
+    for mut prog in open.progs_mut() {
+        let used = prog.name() == program;
+        prog.set_autoload(used);
+    }
+    let object = open.load().map_err(load_err)?;
+    Ok(object)
 }
 
 /// Write `mode`'s bits into `sg_mfloor_mode`, the only variable of the

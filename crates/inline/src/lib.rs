@@ -34,6 +34,7 @@ pub mod settings;
 mod streams;
 mod summary;
 mod tcx;
+pub mod testrun;
 mod xdp;
 
 pub use agent::Agent;

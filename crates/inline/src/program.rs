@@ -249,51 +249,21 @@ impl Attached {
         opts: LoadOptions,
         config: &Config,
     ) -> Result<Attached, ProgramError> {
-        route_libbpf_messages();
         let want_xdp = role == Role::Sink && opts.sink_hook == SinkHook::Xdp;
         let program = if want_xdp {
             SINK_XDP_PROGRAM
         } else {
             role.program()
         };
-        let load_err = |source| ProgramError::Load { program, source };
         let idx = ifindex(ifname)?;
-        let mut open = ObjectBuilder::default()
-            .open_memory(role.object())
-            .map_err(load_err)?;
-        let cpus = libbpf_rs::num_possible_cpus().map_err(load_err)? as u32;
-        for mut map in open.maps_mut() {
-            let size = match map.name().to_str() {
-                Some("sg_flows") => opts.max_flows,
-                Some("sg_records") => opts.ring_bytes,
-                Some("sg_batches") => cpus,
-                Some(name) if role == Role::Source && name.ends_with(".rodata") => {
-                    specialise(&mut map, config).map_err(load_err)?;
-                    continue;
-                }
-                _ => continue,
-            };
-            map.set_max_entries(size).map_err(load_err)?;
-        }
-        // Load only the entry point in use (an old kernel may refuse the other).
-        for mut prog in open.progs_mut() {
-            let name = prog.name().to_str().unwrap_or_default().to_owned();
-            if name == role.program() || name == SINK_XDP_PROGRAM {
-                prog.set_autoload(name == program);
-            }
-        }
-        let object = open.load().map_err(load_err)?;
-        let maps = ProgramMaps::from_object(&object)?;
-        maps.refresh_clock()?;
-        if role == Role::Source {
-            maps.set_loaded_config(config)?;
-        } else {
-            maps.set_config(config)?;
-        }
+        let (object, maps) = load(role, program, opts, config)?;
         let prog = object
             .progs()
             .find(|p| p.name() == program)
-            .ok_or_else(|| load_err(libbpf_rs::Error::from_raw_os_error(libc_enoent())))?;
+            .ok_or_else(|| ProgramError::Load {
+                program,
+                source: libbpf_rs::Error::from_raw_os_error(libc_enoent()),
+            })?;
         detach_stale(ifname, role)?;
         let attach_err = |source| ProgramError::Attach {
             program,
@@ -452,6 +422,53 @@ impl Drop for Attached {
 /// libbpf prints to stderr by default, including expected conditions
 /// (an existing clsact qdisc, a query on an empty hook): send its messages
 /// to `tracing` instead (warnings and the verifier log stay visible there).
+/// Load `program` (`role`'s entry point, or the sink's XDP one) from
+/// `role`'s object with `opts`' sizes, specialised for `config` (the
+/// source), without attaching it. `config` and the clock offset are in
+/// the maps when this returns.
+pub(crate) fn load(
+    role: Role,
+    program: &'static str,
+    opts: LoadOptions,
+    config: &Config,
+) -> Result<(libbpf_rs::Object, ProgramMaps), ProgramError> {
+    route_libbpf_messages();
+    let load_err = |source| ProgramError::Load { program, source };
+    let mut open = ObjectBuilder::default()
+        .open_memory(role.object())
+        .map_err(load_err)?;
+    let cpus = libbpf_rs::num_possible_cpus().map_err(load_err)? as u32;
+    for mut map in open.maps_mut() {
+        let size = match map.name().to_str() {
+            Some("sg_flows") => opts.max_flows,
+            Some("sg_records") => opts.ring_bytes,
+            Some("sg_batches") => cpus,
+            Some(name) if role == Role::Source && name.ends_with(".rodata") => {
+                specialise(&mut map, config).map_err(load_err)?;
+                continue;
+            }
+            _ => continue,
+        };
+        map.set_max_entries(size).map_err(load_err)?;
+    }
+    // Load only the entry point in use (an old kernel may refuse the other).
+    for mut prog in open.progs_mut() {
+        let name = prog.name().to_str().unwrap_or_default().to_owned();
+        if name == role.program() || name == SINK_XDP_PROGRAM {
+            prog.set_autoload(name == program);
+        }
+    }
+    let object = open.load().map_err(load_err)?;
+    let maps = ProgramMaps::from_object(&object)?;
+    maps.refresh_clock()?;
+    if role == Role::Source {
+        maps.set_loaded_config(config)?;
+    } else {
+        maps.set_config(config)?;
+    }
+    Ok((object, maps))
+}
+
 /// Write `config` into the source's read-only data (`sg_loaded` in
 /// `bpf/sg_source.c`, its only variable) before the load: the verifier
 /// then knows the configuration and keeps, in the path that uses it, only

@@ -33,6 +33,7 @@
 //! followed by a shorter blast with them on that gives the cost.
 
 mod net;
+mod testrun;
 mod traffic;
 
 use std::time::Duration;
@@ -89,6 +90,17 @@ pub struct BenchArgs {
     /// client in the sending one, on the veth addresses only).
     #[arg(long)]
     tcp: bool,
+    /// Instead of traffic: time each program alone, loaded but not
+    /// attached, with the kernel's test runs (BPF_PROG_TEST_RUN) on fresh
+    /// copies of one 64-byte UDP datagram: the empty program, header only,
+    /// the measurement floor of --mode's layout, the real source on the
+    /// path specialised for its settings and on its general path (after a
+    /// live change), and each one's sink-side counterpart on what it
+    /// made. --rounds rounds of 2000 runs per program. Free of the
+    /// traffic phases' noise; leaves out the head reallocation of headers
+    /// over 10 bytes (test packets have room in front).
+    #[arg(long, conflicts_with_all = ["tcp", "calibrate"])]
+    test_run: bool,
 }
 
 /// Sets kernel.bpf_stats_enabled; restores the value found on drop.
@@ -317,6 +329,9 @@ fn phases(args: &BenchArgs, layout: Mode) -> Vec<Phase> {
 }
 
 pub fn run(args: &BenchArgs) -> Result<bool> {
+    if args.test_run {
+        return testrun::run(args);
+    }
     let mode = format!("mode={}", args.mode);
     let mut parsed = Settings::default();
     parsed.set_all([mode.as_str()]).context("--mode")?;

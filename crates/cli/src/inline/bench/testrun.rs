@@ -1,0 +1,96 @@
+//! `streamgauge inline bench --test-run`: each program timed alone by the
+//! kernel (`BPF_PROG_TEST_RUN`, see `inline::testrun`), no traffic. The
+//! rate phases say what users pay; these say, to a few nanoseconds even
+//! on a noisy machine, what each program's code costs over the
+//! measurement floor.
+
+use anyhow::{Context, Result};
+use inline::testrun::{program_costs, Cost, Part, Side};
+use inline::Settings;
+
+use super::{median, BenchArgs};
+
+/// Runs per program and round: enough that the kernel clock's own jitter
+/// averages out, few enough that the sinks' ring buffers (64 Ki records,
+/// not drained here) never fill over 25 rounds.
+const RUNS: u32 = 2000;
+
+pub fn run(args: &BenchArgs) -> Result<bool> {
+    let mut s = Settings::default();
+    let mode = format!("mode={}", args.mode);
+    s.set_all([
+        "dst=fd00::2",
+        "proto=udp",
+        &mode,
+        "sample=1",
+        "sampling=flow",
+    ])
+    .context("--mode")?;
+    // The clock between runs is the same CPU's.
+    let mut one = nix::sched::CpuSet::new();
+    one.set(0).context("CPU 0")?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one)
+        .context("pinning to CPU 0")?;
+    let bar = crate::progress::bar(
+        u64::from(args.rounds),
+        "{prefix} [{bar:30}] {pos}/{len} rounds {eta}",
+        "test runs",
+    );
+    let costs = program_costs(&s, args.rounds, RUNS, |r| bar.set_position(u64::from(r)))
+        .context("timing the programs with BPF_PROG_TEST_RUN (root, Linux ≥ 5.10?)")?;
+    bar.finish_and_clear();
+    println!(
+        "mode={}, one 64-byte UDP datagram per run, {} round(s) of {RUNS} runs per program, programs taking turns within each round, pinned to CPU 0; ns per run (the kernel's timing, median over rounds)",
+        args.mode, args.rounds
+    );
+    println!("\n| side | program | ns per packet | range | above empty | above header only | above measurement floor |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for side in [Side::Source, Side::Sink] {
+        let of = |part: Part| {
+            costs
+                .iter()
+                .find(|c| c.side == side && c.what == part)
+                .map(|c| median(&c.ns))
+        };
+        let (empty, header, floor) = (
+            of(Part::Empty),
+            of(Part::HeaderOnly),
+            of(Part::MeasurementFloor),
+        );
+        for c in costs.iter().filter(|c| c.side == side) {
+            let m = median(&c.ns);
+            let above = |base: Option<f64>| match (c.what, base) {
+                (Part::Empty, _) | (_, None) => String::new(),
+                (_, Some(b)) => format!("{:+.1}", m - b),
+            };
+            println!(
+                "| {} | {} | {m:.1} | {} | {} | {} | {} |",
+                if side == Side::Source {
+                    "source"
+                } else {
+                    "sink"
+                },
+                c.name,
+                spread(c),
+                above(empty),
+                if c.what == Part::HeaderOnly {
+                    String::new()
+                } else {
+                    above(header)
+                },
+                if c.what == Part::MeasurementFloor {
+                    String::new()
+                } else {
+                    above(floor)
+                },
+            );
+        }
+    }
+    Ok(true)
+}
+
+fn spread(c: &Cost) -> String {
+    let lo = c.ns.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = c.ns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.1}–{hi:.1}")
+}
