@@ -2,7 +2,8 @@
 //! a short run with the calibration phases and both sink hooks prints
 //! every phase with a rate, ratios to *off*, *header only* and
 //! *measurement floor* and, for attached phases, per-packet costs (for
-//! *every packet* also the cost above the measurement floor), and leaves
+//! *every packet* also the cost above the measurement floor), times the
+//! programs alone and judges every in-line target on the run, and leaves
 //! no namespace or BPF statistics switch behind.
 #![cfg(feature = "inline")]
 
@@ -87,6 +88,7 @@ fn a_short_calibrated_run_prints_every_phase() {
             assert!(cells[13].is_empty() && cells[14].is_empty(), "{row}");
         }
     }
+    assert_targets_judged(&stdout);
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let ours = format!("sgb{pid}-");
     let listed = String::from_utf8_lossy(&netns.stdout);
@@ -163,4 +165,59 @@ fn a_test_run_times_every_program_on_both_sides() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot be used with"));
+}
+
+/// The targets table of a same-core run with both sink hooks: every
+/// target once, each with a figure and a verdict, a calibration row for
+/// every target not met, and a summary that counts them all.
+fn assert_targets_judged(stdout: &str) {
+    let mut targets = Vec::new();
+    for hook in ["tc", "xdp"] {
+        let phase = format!("same-core, every packet [{hook} sink]");
+        targets.push(format!("{phase} / header only ≥ 0.97"));
+        for side in ["source", "sink"] {
+            targets.push(format!(
+                "{phase}: {side} BPF ns above header only (kernel statistics) ≤ 50 ns"
+            ));
+        }
+        targets.push(format!("same-core, one in 10 [{hook} sink] / off ≥ 0.97"));
+    }
+    targets.push("same-core, one in 10, per CPU [tc sink] / off ≥ 0.97".to_owned());
+    for side in ["source", "sink"] {
+        targets.push(format!(
+            "{side} ns above header only (test runs, no traffic, no statistics) ≤ 50 ns"
+        ));
+    }
+    assert!(
+        stdout.contains("| source | source, loaded settings |")
+            && stdout.contains("| sink | sink |"),
+        "no test-run table:\n{stdout}"
+    );
+    for t in &targets {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {t} |")))
+            .unwrap_or_else(|| panic!("no target row {t:?}:\n{stdout}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let figure = cells[2].trim_end_matches(" ns");
+        let figure: f64 = figure
+            .parse()
+            .unwrap_or_else(|_| panic!("no figure in {row}"));
+        assert!(figure.is_finite(), "{row}");
+        match cells[3] {
+            "met" => assert!(cells[4].is_empty(), "{row}"),
+            "at floor" | "MISSED" => assert!(!cells[4].is_empty(), "{row}"),
+            v => panic!("verdict {v:?} in {row}"),
+        }
+    }
+    let summary = stdout
+        .lines()
+        .find(|l| l.contains(" target(s) met, "))
+        .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    let total: usize = summary
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(total, targets.len(), "{summary}");
 }

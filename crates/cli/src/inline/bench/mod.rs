@@ -31,8 +31,13 @@
 //! program run, which would itself slow the instrumented phases: rates are
 //! measured with the statistics off, and each UDP phase with programs is
 //! followed by a shorter blast with them on that gives the cost.
+//!
+//! With `--calibrate`, the programs are then timed alone (`testrun`) and
+//! the run ends with the in-line targets judged on its figures
+//! (`targets`).
 
 mod net;
+mod targets;
 mod testrun;
 mod traffic;
 
@@ -76,7 +81,11 @@ pub struct BenchArgs {
     /// batched record and ring-buffer output at the sink; none of our
     /// logic); fills the "ratio to header only" and "ratio to measurement
     /// floor" columns and, for `every packet`, the BPF ns per packet above
-    /// the measurement floor.
+    /// the measurement floor. After the traffic it also times each program
+    /// alone (as --test-run, 25 rounds) and ends with the in-line targets
+    /// judged on this run: met, "at floor" (missed, but within the
+    /// target's allowance of the same run's calibration phase, which does
+    /// only the kernel's part) or missed.
     #[arg(long)]
     calibrate: bool,
     /// Where the receive side runs: `same-core`, `split` or `both`.
@@ -159,6 +168,7 @@ struct Phase {
 struct Samples {
     rate: Vec<f64>,
     ratio_off: Vec<f64>,
+    ratio_empty: Vec<f64>,
     ratio_floor: Vec<f64>,
     ratio_mfloor: Vec<f64>,
     /// BPF ns per packet, one per round (NaN when unavailable).
@@ -168,6 +178,9 @@ struct Samples {
     /// (*every packet* phases).
     src_over: Vec<f64>,
     dst_over: Vec<f64>,
+    /// The same above the same round's *header only* phase.
+    src_over_header: Vec<f64>,
+    dst_over_header: Vec<f64>,
     busy: [Vec<f64>; 2],
     sender_cpu: Vec<f64>,
     receiver_cpu: Vec<f64>,
@@ -349,7 +362,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     let stats = BpfStats::take()?;
     stats.set(false)?;
     let p = Pair::new()?;
-    let _iperf = args.tcp.then(|| Iperf::start(&p)).transpose()?;
+    let iperf = args.tcp.then(|| Iperf::start(&p)).transpose()?;
     std::thread::sleep(Duration::from_millis(300));
     let phases = phases(args, parsed.mode);
     // results[placement][traffic][phase]
@@ -430,6 +443,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
                             .iter()
                             .position(|f| f.kind == Kind::Calibration(c) && f.hook == ph.hook)
                     };
+                    let empty = calibration(Calibration::Empty);
                     let floor = calibration(Calibration::Floor);
                     let mfloor = phases.iter().position(|f| {
                         matches!(f.kind, Kind::Calibration(Calibration::MeasurementFloor(_)))
@@ -437,15 +451,21 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
                     });
                     let s = &mut results[pi][ti][k];
                     s.ratio_off.push(rates[k] / rates[0]);
+                    s.ratio_empty
+                        .push(empty.map_or(f64::NAN, |f| rates[k] / rates[f]));
                     s.ratio_floor
                         .push(floor.map_or(f64::NAN, |f| rates[k] / rates[f]));
                     s.ratio_mfloor
                         .push(mfloor.map_or(f64::NAN, |f| rates[k] / rates[f]));
                     // Every packet only: the floor measures every packet too.
-                    if let (Kind::Measure { every: 1, .. }, Some(f)) = (ph.kind, mfloor) {
+                    if let (Kind::Measure { every: 1, .. }, Some(f), Some(h)) =
+                        (ph.kind, mfloor, floor)
+                    {
                         if traffic == Traffic::Udp {
                             s.src_over.push(costs[k].0 - costs[f].0);
                             s.dst_over.push(costs[k].1 - costs[f].1);
+                            s.src_over_header.push(costs[k].0 - costs[h].0);
+                            s.dst_over_header.push(costs[k].1 - costs[h].1);
                         }
                     }
                 }
@@ -454,6 +474,15 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     }
     bar.finish_and_clear();
     drop(stats);
+    drop(iperf);
+    drop(p);
+    // The programs timed alone, for the targets' cost rows; after the
+    // traffic, so they never share the cores with it.
+    let tests = if args.calibrate {
+        Some(testrun::measure(&args.mode, testrun::CALIBRATE_ROUNDS)?)
+    } else {
+        None
+    };
     println!(
         "mode={}, {}-byte UDP payloads, {} round(s) of {} s per phase; medians over rounds; load average {} before, {} after",
         args.mode,
@@ -467,6 +496,12 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         for (ti, traffic) in traffics.iter().enumerate() {
             print_table(*placement, *traffic, &phases, &results[pi][ti]);
         }
+    }
+    if let Some(tests) = &tests {
+        println!("\nThe same programs timed alone (no traffic):\n");
+        testrun::print(&args.mode, testrun::CALIBRATE_ROUNDS, tests);
+        let udp: Vec<&[Samples]> = results.iter().map(|r| r[0].as_slice()).collect();
+        targets::print(placements, &phases, &udp, parsed.mode, tests);
     }
     if ring_drops > 0 {
         println!(

@@ -15,9 +15,21 @@ use super::{median, BenchArgs};
 /// not drained here) never fill over 25 rounds.
 const RUNS: u32 = 2000;
 
+/// Rounds of test runs that `--calibrate` adds after the traffic phases.
+pub(super) const CALIBRATE_ROUNDS: u32 = 25;
+
 pub fn run(args: &BenchArgs) -> Result<bool> {
+    let costs = measure(&args.mode, args.rounds)?;
+    print(&args.mode, args.rounds, &costs);
+    Ok(true)
+}
+
+/// Times every program `rounds` times, from a thread pinned to CPU 0
+/// (the clock between runs is then the same CPU's); the caller's CPU
+/// affinity is left as it was.
+pub(super) fn measure(mode: &str, rounds: u32) -> Result<Vec<Cost>> {
     let mut s = Settings::default();
-    let mode = format!("mode={}", args.mode);
+    let mode = format!("mode={mode}");
     s.set_all([
         "dst=fd00::2",
         "proto=udp",
@@ -26,22 +38,44 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         "sampling=flow",
     ])
     .context("--mode")?;
-    // The clock between runs is the same CPU's.
-    let mut one = nix::sched::CpuSet::new();
-    one.set(0).context("CPU 0")?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one)
-        .context("pinning to CPU 0")?;
     let bar = crate::progress::bar(
-        u64::from(args.rounds),
+        u64::from(rounds),
         "{prefix} [{bar:30}] {pos}/{len} rounds {eta}",
         "test runs",
     );
-    let costs = program_costs(&s, args.rounds, RUNS, |r| bar.set_position(u64::from(r)))
-        .context("timing the programs with BPF_PROG_TEST_RUN (root, Linux ≥ 5.10?)")?;
+    let progress = bar.clone();
+    let costs = std::thread::scope(|scope| {
+        scope
+            .spawn(move || -> Result<Vec<Cost>> {
+                let mut one = nix::sched::CpuSet::new();
+                one.set(0).context("CPU 0")?;
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one)
+                    .context("pinning to CPU 0")?;
+                program_costs(&s, rounds, RUNS, |r| progress.set_position(u64::from(r)))
+                    .context("timing the programs with BPF_PROG_TEST_RUN (root, Linux ≥ 5.10?)")
+            })
+            .join()
+            .map_err(|_| anyhow::anyhow!("the test-run thread panicked"))?
+    })?;
     bar.finish_and_clear();
+    Ok(costs)
+}
+
+/// Median ns of `part` on `side` above that of `base`.
+pub(super) fn above(costs: &[Cost], side: Side, part: Part, base: Part) -> Option<f64> {
+    let of = |what: Part| {
+        costs
+            .iter()
+            .find(|c| c.side == side && c.what == what)
+            .map(|c| median(&c.ns))
+    };
+    Some(of(part)? - of(base)?)
+}
+
+/// The table of test-run timings.
+pub(super) fn print(mode: &str, rounds: u32, costs: &[Cost]) {
     println!(
-        "mode={}, one 64-byte UDP datagram per run, {} round(s) of {RUNS} runs per program, programs taking turns within each round, pinned to CPU 0; ns per run (the kernel's timing, median over rounds)",
-        args.mode, args.rounds
+        "mode={mode}, one 64-byte UDP datagram per run, {rounds} round(s) of {RUNS} runs per program, programs taking turns within each round, pinned to CPU 0; ns per run (the kernel's timing, median over rounds)"
     );
     println!("\n| side | program | ns per packet | range | above empty | above header only | above measurement floor |");
     println!("|---|---|---:|---:|---:|---:|---:|");
@@ -86,7 +120,6 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
             );
         }
     }
-    Ok(true)
 }
 
 fn spread(c: &Cost) -> String {
