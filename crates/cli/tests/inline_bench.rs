@@ -199,25 +199,36 @@ fn assert_targets_judged(stdout: &str) {
             .find(|l| l.starts_with(&format!("| {t} |")))
             .unwrap_or_else(|| panic!("no target row {t:?}:\n{stdout}"));
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        let figure = cells[2].trim_end_matches(" ns");
-        let figure: f64 = figure
-            .parse()
-            .unwrap_or_else(|_| panic!("no figure in {row}"));
-        assert!(figure.is_finite(), "{row}");
+        // "median (low…high)": the median within its interval.
+        let figures: Vec<f64> = cells[2]
+            .split(['(', '…', ')', ' '])
+            .filter(|w| !w.is_empty())
+            .map(|w| w.parse().unwrap_or_else(|_| panic!("{w:?} in {row}")))
+            .collect();
+        assert_eq!(figures.len(), 3, "{row}");
+        assert!(figures.iter().all(|f| f.is_finite()), "{row}");
+        assert!(
+            figures[1] <= figures[0] && figures[0] <= figures[2],
+            "{row}"
+        );
         match cells[3] {
-            "met" => assert!(cells[4].is_empty(), "{row}"),
-            "at floor" | "MISSED" => assert!(!cells[4].is_empty(), "{row}"),
+            "met" => assert!(cells[5].is_empty(), "{row}"),
+            "at floor" | "MISSED" => assert!(!cells[5].is_empty(), "{row}"),
             v => panic!("verdict {v:?} in {row}"),
         }
+        assert!(["yes", "no"].contains(&cells[4]), "{row}");
     }
     let summary = stdout
         .lines()
         .find(|l| l.contains(" target(s) met, "))
         .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
-    let total: usize = summary
+    let (verdicts, undecided) = summary.split_once(';').unwrap();
+    let total: usize = verdicts
         .split(|c: char| !c.is_ascii_digit())
         .filter(|w| !w.is_empty())
         .map(|w| w.parse::<usize>().unwrap())
         .sum();
     assert_eq!(total, targets.len(), "{summary}");
+    let undecided: usize = undecided.trim().split(' ').next().unwrap().parse().unwrap();
+    assert!(undecided <= total, "{summary}");
 }

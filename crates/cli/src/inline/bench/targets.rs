@@ -11,12 +11,17 @@
 //! phase within the target's allowance of them has spent no more than
 //! that allowance on our code. Such a target is shown *at floor*, not
 //! *met*.
+//!
+//! Why intervals: on a shared 2-vCPU machine the rounds' ratios spread by
+//! ±30 %, so a median can fall on either side of a 3 % bound by chance.
+//! Each figure carries a distribution-free interval for its median (order
+//! statistics, at least 95 % where the rounds allow), and a verdict whose
+//! interval contains its bound is marked as not decided by this run.
 
 use inline::testrun::{Cost, Part, Side};
-use inline::Mode;
+use inline::{Calibration, Mode};
 
 use super::net::Placement;
-use super::testrun::above;
 use super::{median, Kind, Phase, Samples};
 
 /// What one run shows of a target.
@@ -29,59 +34,132 @@ enum Verdict {
     Missed,
 }
 
+/// A target's bound.
+#[derive(Clone, Copy)]
+enum Bound {
+    AtLeast(f64),
+    AtMost(f64),
+}
+
+impl Bound {
+    fn meets(self, x: f64) -> bool {
+        match self {
+            Bound::AtLeast(b) => x >= b,
+            Bound::AtMost(b) => x <= b,
+        }
+    }
+
+    /// Whether an interval lies wholly on one side of the bound.
+    fn clear_of(self, (lo, hi): (f64, f64)) -> bool {
+        self.meets(lo) == self.meets(hi)
+    }
+}
+
+/// A distribution-free interval for the median of `v`: the order
+/// statistics x(k) and x(n+1-k) for the largest k with
+/// P(Binomial(n, 1/2) < k) ≤ 2.5 %, so at least 95 % coverage; with
+/// fewer than 6 values no such k exists and the whole range is given.
+fn median_interval(v: &[f64]) -> (f64, f64) {
+    let mut x: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if x.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    x.sort_by(f64::total_cmp);
+    let n = x.len();
+    // cdf = P(B ≤ j) for j = 0, 1, ...; k = j + 1 while it is ≤ 2.5 %.
+    let (mut k, mut term, mut cdf) = (0, 0.5f64.powi(n as i32), 0.0);
+    for j in 0..n / 2 {
+        cdf += term;
+        if cdf > 0.025 {
+            break;
+        }
+        k = j + 1;
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    if k == 0 {
+        (x[0], x[n - 1])
+    } else {
+        (x[k - 1], x[n - k])
+    }
+}
+
 struct Row {
     target: String,
     measured: String,
     verdict: Verdict,
+    /// Whether the deciding figures' intervals are clear of the bound.
+    decided: bool,
     calibration: String,
 }
 
-impl Row {
-    /// Met if `met`; otherwise at floor if `at_floor`, with `calibration`
-    /// shown (NaN comparisons are false, so a missing figure is missed).
-    fn judged(
-        target: String,
-        measured: String,
-        met: bool,
-        at_floor: bool,
-        calibration: String,
-    ) -> Row {
-        let verdict = match (met, at_floor) {
-            (true, _) => Verdict::Met,
-            (false, true) => Verdict::AtFloor,
-            (false, false) => Verdict::Missed,
-        };
-        Row {
-            target,
-            measured,
-            verdict,
-            calibration: if met { String::new() } else { calibration },
+/// Formats a figure for the table: a ratio, or ns with a sign.
+#[derive(Clone, Copy)]
+enum Unit {
+    Ratio,
+    Ns,
+}
+
+impl Unit {
+    fn show(self, x: f64) -> String {
+        match self {
+            Unit::Ratio => format!("{x:.3}"),
+            Unit::Ns => format!("{x:+.0}"),
         }
+    }
+
+    fn with_interval(self, v: &[f64]) -> String {
+        let (lo, hi) = median_interval(v);
+        format!(
+            "{} ({}…{})",
+            self.show(median(v)),
+            self.show(lo),
+            self.show(hi)
+        )
     }
 }
 
-/// A ratio target: `measured ≥ min`; if not, `against` (the phase's ratio
-/// to a calibration phase) ≥ `min` puts it at the floor.
-fn ratio_row(target: String, min: f64, measured: f64, against: f64, why: String) -> Row {
-    Row::judged(
-        format!("{target} ≥ {min:.2}"),
-        format!("{measured:.3}"),
-        measured >= min,
-        against >= min,
-        why,
-    )
-}
-
-/// A cost target: `ns ≤ max`; if not, `over_floor` ≤ `max` puts it at
-/// the floor.
-fn ns_row(target: String, max: f64, ns: f64, over_floor: f64) -> Row {
-    Row::judged(
-        format!("{target} ≤ {max:.0} ns"),
-        format!("{ns:+.0} ns"),
-        ns <= max,
-        over_floor <= max,
-        format!("our code {over_floor:+.0} ns above the measurement floor"),
-    )
+impl Row {
+    /// Judges `figure` (one value per round) against `bound`; if it
+    /// misses, `calibration` (the same phase against its calibration
+    /// phase, one value per round) within the bound puts it at the floor;
+    /// `why` names the calibration phase.
+    fn judged(
+        target: String,
+        bound: Bound,
+        unit: Unit,
+        figure: &[f64],
+        calibration: &[f64],
+        why: &str,
+    ) -> Row {
+        let verdict = if bound.meets(median(figure)) {
+            Verdict::Met
+        } else if bound.meets(median(calibration)) {
+            Verdict::AtFloor
+        } else {
+            Verdict::Missed
+        };
+        let (f, c) = (median_interval(figure), median_interval(calibration));
+        let decided = match verdict {
+            Verdict::Met => bound.clear_of(f),
+            Verdict::AtFloor => bound.clear_of(c),
+            Verdict::Missed => bound.clear_of(f) && bound.clear_of(c),
+        };
+        let shown = match bound {
+            Bound::AtLeast(b) => format!("{target} ≥ {b:.2}"),
+            Bound::AtMost(b) => format!("{target} ≤ {b:.0} ns"),
+        };
+        Row {
+            target: shown,
+            measured: unit.with_interval(figure),
+            verdict,
+            decided,
+            calibration: if verdict == Verdict::Met {
+                String::new()
+            } else {
+                format!("{} {why}", unit.with_interval(calibration))
+            },
+        }
+    }
 }
 
 /// The every-packet target against *header only*: 0.97 for the
@@ -94,11 +172,11 @@ fn every_packet_min(mode: Mode) -> f64 {
 }
 
 /// Allowed BPF ns per packet and side above *header only*.
-const NS_MAX: f64 = 50.0;
+const NS_MAX: Bound = Bound::AtMost(50.0);
 /// One in 10 against *off*.
-const ONE_IN_10_MIN: f64 = 0.97;
+const ONE_IN_10: Bound = Bound::AtLeast(0.97);
 /// Every packet against *off* with the receive side on its own core.
-const SPLIT_MIN: f64 = 0.95;
+const SPLIT: Bound = Bound::AtLeast(0.95);
 
 /// Builds the rows for one placement's UDP results.
 fn placement_rows(
@@ -108,44 +186,40 @@ fn placement_rows(
     mode: Mode,
     rows: &mut Vec<Row>,
 ) {
-    let find = |pred: &dyn Fn(&Phase) -> bool| phases.iter().position(pred);
-    for (k, ph) in phases.iter().enumerate() {
-        let s = &results[k];
+    // A calibration phase's median ratio to *off* or *header only*, for
+    // the reader: how much of the target the kernel's part takes alone.
+    let calibration = |c: Calibration, hook, of: fn(&Samples) -> &Vec<f64>| {
+        phases
+            .iter()
+            .position(|f| f.kind == Kind::Calibration(c) && f.hook == hook)
+            .map_or(f64::NAN, |i| median(of(&results[i])))
+    };
+    for (ph, s) in phases.iter().zip(results) {
         let name = format!("{}, {}", placement.name(), ph.name);
-        let of_phase = |c: &dyn Fn(&Kind) -> bool| {
-            find(&|f: &Phase| c(&f.kind) && f.hook == ph.hook).map(|i| &results[i])
-        };
+        let mfloor = Calibration::MeasurementFloor(mode);
         match ph.kind {
             Kind::Measure { every: 1, .. } => {
-                let mfloor = of_phase(&|k| {
-                    matches!(
-                        k,
-                        Kind::Calibration(inline::Calibration::MeasurementFloor(_))
-                    )
-                });
-                let to_mfloor = median(&s.ratio_mfloor);
-                let mfloor_of =
-                    |f: fn(&Samples) -> &Vec<f64>| mfloor.map_or(f64::NAN, |m| median(f(m)));
-                let min = every_packet_min(mode);
-                rows.push(ratio_row(
+                rows.push(Row::judged(
                     format!("{name} / header only"),
-                    min,
-                    median(&s.ratio_floor),
-                    to_mfloor,
-                    format!(
-                        "{to_mfloor:.3} of the measurement floor, which is {:.3} of header only",
-                        mfloor_of(|m| &m.ratio_floor)
+                    Bound::AtLeast(every_packet_min(mode)),
+                    Unit::Ratio,
+                    &s.ratio_floor,
+                    &s.ratio_mfloor,
+                    &format!(
+                        "of the measurement floor, which is {:.3} of header only",
+                        calibration(mfloor, ph.hook, |m| &m.ratio_floor)
                     ),
                 ));
                 if placement == Placement::Split {
-                    rows.push(ratio_row(
+                    rows.push(Row::judged(
                         format!("{name} / off"),
-                        SPLIT_MIN,
-                        median(&s.ratio_off),
-                        to_mfloor,
-                        format!(
-                            "{to_mfloor:.3} of the measurement floor, which is {:.3} of off",
-                            mfloor_of(|m| &m.ratio_off)
+                        SPLIT,
+                        Unit::Ratio,
+                        &s.ratio_off,
+                        &s.ratio_mfloor,
+                        &format!(
+                            "of the measurement floor, which is {:.3} of off",
+                            calibration(mfloor, ph.hook, |m| &m.ratio_off)
                         ),
                     ));
                 }
@@ -153,30 +227,39 @@ fn placement_rows(
                     ("source", &s.src_over_header, &s.src_over),
                     ("sink", &s.dst_over_header, &s.dst_over),
                 ] {
-                    rows.push(ns_row(
+                    rows.push(Row::judged(
                         format!("{name}: {side} BPF ns above header only (kernel statistics)"),
                         NS_MAX,
-                        median(over_header),
-                        median(over_floor),
+                        Unit::Ns,
+                        over_header,
+                        over_floor,
+                        "ns: our code above the measurement floor",
                     ));
                 }
             }
-            Kind::Measure { every: 10, .. } => {
-                let to_empty = median(&s.ratio_empty);
-                let empty = of_phase(&|k| *k == Kind::Calibration(inline::Calibration::Empty));
-                rows.push(ratio_row(
-                    format!("{name} / off"),
-                    ONE_IN_10_MIN,
-                    median(&s.ratio_off),
-                    to_empty,
-                    format!(
-                        "{to_empty:.3} of empty programs, which are {:.3} of off",
-                        empty.map_or(f64::NAN, |e| median(&e.ratio_off))
-                    ),
-                ));
-            }
+            Kind::Measure { every: 10, .. } => rows.push(Row::judged(
+                format!("{name} / off"),
+                ONE_IN_10,
+                Unit::Ratio,
+                &s.ratio_off,
+                &s.ratio_empty,
+                &format!(
+                    "of empty programs (the hooks' own cost), which are {:.3} of off",
+                    calibration(Calibration::Empty, ph.hook, |e| &e.ratio_off)
+                ),
+            )),
             _ => {}
         }
+    }
+}
+
+/// Per round, `part`'s ns on `side` minus `base`'s (the programs take
+/// turns within a round, so a round's difference is a paired one).
+fn per_round(tests: &[Cost], side: Side, part: Part, base: Part) -> Vec<f64> {
+    let of = |what| tests.iter().find(|c| c.side == side && c.what == what);
+    match (of(part), of(base)) {
+        (Some(p), Some(b)) => p.ns.iter().zip(&b.ns).map(|(p, b)| p - b).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -194,19 +277,20 @@ pub(super) fn print(
         placement_rows(*placement, phases, results, mode, &mut rows);
     }
     for (side, name) in [(Side::Source, "source"), (Side::Sink, "sink")] {
-        let at = |base| above(tests, side, Part::Loaded, base).unwrap_or(f64::NAN);
-        rows.push(ns_row(
+        rows.push(Row::judged(
             format!("{name} ns above header only (test runs, no traffic, no statistics)"),
             NS_MAX,
-            at(Part::HeaderOnly),
-            at(Part::MeasurementFloor),
+            Unit::Ns,
+            &per_round(tests, side, Part::Loaded, Part::HeaderOnly),
+            &per_round(tests, side, Part::Loaded, Part::MeasurementFloor),
+            "ns: our code above the measurement floor",
         ));
     }
     println!(
-        "\nTargets, judged on this run (\"at floor\": missed, but within the target's allowance of the same run's calibration phase, which does only the kernel's part):\n"
+        "\nTargets, judged on this run: median over rounds (interval of at least 95 % for the median). \"at floor\": missed, but within the target's allowance of the same run's calibration phase, which does only the kernel's part. \"decided\": no where the interval that decides the verdict contains the bound, so this run's noise could have put it on the other side.\n"
     );
-    println!("| target | measured | verdict | same-run calibration |");
-    println!("|---|---:|---|---|");
+    println!("| target | measured | verdict | decided | same-run calibration |");
+    println!("|---|---:|---|---|---|");
     for r in &rows {
         let verdict = match r.verdict {
             Verdict::Met => "met",
@@ -214,15 +298,38 @@ pub(super) fn print(
             Verdict::Missed => "MISSED",
         };
         println!(
-            "| {} | {} | {verdict} | {} |",
-            r.target, r.measured, r.calibration
+            "| {} | {} | {verdict} | {} | {} |",
+            r.target,
+            r.measured,
+            if r.decided { "yes" } else { "no" },
+            r.calibration
         );
     }
     let count = |v| rows.iter().filter(|r| r.verdict == v).count();
     println!(
-        "\n{} target(s) met, {} at floor, {} missed",
+        "\n{} target(s) met, {} at floor, {} missed; {} of them not decided by this run",
         count(Verdict::Met),
         count(Verdict::AtFloor),
-        count(Verdict::Missed)
+        count(Verdict::Missed),
+        rows.iter().filter(|r| !r.decided).count()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_interval;
+
+    #[test]
+    fn the_median_interval_widens_as_rounds_get_fewer() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        // n = 20: P(B ≤ 5) = 2.1 %, P(B ≤ 6) = 5.8 %: x(6)..x(15).
+        assert_eq!(median_interval(&v), (6.0, 15.0));
+        // n = 6: P(B = 0) = 1.6 %: x(1)..x(6), the whole range.
+        assert_eq!(median_interval(&v[..6]), (1.0, 6.0));
+        // n = 9: P(B ≤ 1) = 2.0 %: x(2)..x(8).
+        assert_eq!(median_interval(&v[..9]), (2.0, 8.0));
+        // Too few for 95 %: the whole range; NaN is left out.
+        assert_eq!(median_interval(&[3.0, f64::NAN, 1.0, 2.0]), (1.0, 3.0));
+        assert!(median_interval(&[]).0.is_nan());
+    }
 }

@@ -61,17 +61,6 @@ pub(super) fn measure(mode: &str, rounds: u32) -> Result<Vec<Cost>> {
     Ok(costs)
 }
 
-/// Median ns of `part` on `side` above that of `base`.
-pub(super) fn above(costs: &[Cost], side: Side, part: Part, base: Part) -> Option<f64> {
-    let of = |what: Part| {
-        costs
-            .iter()
-            .find(|c| c.side == side && c.what == what)
-            .map(|c| median(&c.ns))
-    };
-    Some(of(part)? - of(base)?)
-}
-
 /// The table of test-run timings.
 pub(super) fn print(mode: &str, rounds: u32, costs: &[Cost]) {
     println!(
