@@ -8,7 +8,9 @@ use tower_http::cors::CorsLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::auth::{authenticate, Access};
+use crate::budget::Budget;
 use crate::guard;
+use crate::hosts::{check_host, AllowedHosts, HostCheck};
 
 /// How a listener treats its requests.
 #[derive(Debug, Clone)]
@@ -23,6 +25,13 @@ pub struct HttpConfig {
     /// Longest time until the response head (streamed bodies such as live
     /// tails and exports may then run as long as the client reads).
     pub request_timeout: Duration,
+    /// Names beyond loopback names and IP literals that requests may
+    /// address (`--allow-host`): a foreign `Host` gets 421, a foreign
+    /// `Origin` on a state-changing request 403 (DNS rebinding).
+    pub allowed_hosts: AllowedHosts,
+    /// Timeouts and connection cap of the listener
+    /// ([`crate::serve_with`]; [`crate::serve`] uses the default).
+    pub budget: Budget,
 }
 
 impl Default for HttpConfig {
@@ -32,6 +41,8 @@ impl Default for HttpConfig {
             cors_origin: None,
             body_limit: 64 * 1024,
             request_timeout: Duration::from_secs(30),
+            allowed_hosts: AllowedHosts::default(),
+            budget: Budget::default(),
         }
     }
 }
@@ -39,7 +50,8 @@ impl Default for HttpConfig {
 impl HttpConfig {
     /// Wraps a router with the shared layers: JSON fallbacks, caller
     /// identification, the JSON-only rule for state-changing requests, the
-    /// body limit, the head timeout and, when configured, CORS.
+    /// body limit, the head timeout, the `Host`/`Origin` check and, when
+    /// configured, CORS.
     pub fn apply(&self, router: Router) -> Router {
         let mut router = router
             .fallback(guard::not_found)
@@ -57,6 +69,7 @@ impl HttpConfig {
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 self.request_timeout,
             ));
+        router = self.check_hosts(router);
         if let Some(origin) = &self.cors_origin {
             router = router.layer(
                 CorsLayer::new()
@@ -70,5 +83,19 @@ impl HttpConfig {
             );
         }
         router
+    }
+
+    /// Only the `Host`/`Origin` check ([`crate::hosts`]), for a router that
+    /// gains routes or a fallback after [`HttpConfig::apply`] (the manager
+    /// adds its front end's files that way): layers cover only what the
+    /// router held when they were added.
+    pub fn check_hosts(&self, router: Router) -> Router {
+        router.layer(axum::middleware::from_fn_with_state(
+            HostCheck {
+                hosts: self.allowed_hosts.clone(),
+                cors_origin: self.cors_origin.clone(),
+            },
+            check_host,
+        ))
     }
 }

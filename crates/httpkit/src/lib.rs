@@ -13,8 +13,14 @@
 //! - state-changing requests must carry `Content-Type: application/json`,
 //!   which an HTML form cannot send cross-site, and bodies are bounded
 //!   ([`guard`]);
+//! - a request naming a host the endpoint does not know is refused, and so
+//!   is a state-changing one from a foreign page ([`hosts`]: DNS
+//!   rebinding);
 //! - CORS is off unless an origin is configured; slow requests time out
 //!   ([`HttpConfig`]);
+//! - every listener has a header timeout, an idle timeout and a
+//!   connection cap ([`Budget`]), so slow clients cannot exhaust the
+//!   process's descriptors;
 //! - with the `client` feature, command-line tools talk to those endpoints
 //!   through [`client::Client`], which turns the JSON errors back into
 //!   readable messages.
@@ -37,15 +43,21 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+pub mod budget;
 #[cfg(feature = "client")]
 pub mod client;
 mod config;
 mod error;
 pub mod guard;
+pub mod hosts;
+#[cfg(feature = "testing")]
+pub mod probe;
 mod serve;
 pub mod tokens;
 
 pub use auth::{Access, Authenticator, Caller, DomainPattern, Grants};
+pub use budget::{raise_fd_limit, Budget, Gate};
 pub use config::HttpConfig;
 pub use error::{ApiError, ApiResult};
-pub use serve::{looks_like_http, serve, serve_connection};
+pub use hosts::AllowedHosts;
+pub use serve::{looks_like_http, serve, serve_connection, serve_io, serve_with};

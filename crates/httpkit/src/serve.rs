@@ -1,43 +1,148 @@
-//! Serving a router on a listener until shutdown.
+//! Serving a router on a listener until shutdown, within the listener's
+//! [`Budget`].
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use axum::Router;
 use tokio::net::TcpListener;
 
+use crate::budget::{Budget, Gate, Watched};
+
 /// Serves `app` (already wrapped by [`crate::HttpConfig::apply`]) on
-/// `listener` until `shutdown` completes; then stops accepting and lets
-/// requests in flight finish. The peer address is available to the
-/// authentication layer (loopback trust).
+/// `listener` with the default [`Budget`] until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    serve_with(listener, app, Budget::default(), shutdown).await
 }
 
-/// Serves one already-accepted connection with `app` (for listeners that
-/// look at a connection's first bytes before deciding it is HTTP, like the
-/// proxy's control port, which also speaks the reference's line protocol).
+/// Serves `app` on `listener` within `budget` until `shutdown` completes;
+/// then stops accepting and lets requests in flight finish (connections
+/// still open when they have are closed). The peer address is available
+/// to the authentication layer (loopback trust).
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    budget: Budget,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let gate = Gate::new(budget.max_connections);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    let mut failures = 0u64;
+    loop {
+        let (stream, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) and the like: back off
+                    // instead of spinning; logged once per run of failures.
+                    failures += 1;
+                    if failures == 1 {
+                        tracing::warn!(error = %e, "HTTP accept failed; retrying");
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        if failures > 1 {
+            tracing::warn!(failures, "HTTP accept recovered after failures");
+        }
+        failures = 0;
+        while tasks.try_join_next().is_some() {}
+        let Some(permit) = gate.admit(&stream) else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let stop = stop_rx.clone();
+        tasks.spawn(async move {
+            let _permit = permit;
+            let app = app.layer(axum::Extension(ConnectInfo(peer)));
+            if let Err(e) = serve_io(stream, app, budget, Some(stop)).await {
+                tracing::debug!(client = %peer, error = %e, "HTTP connection ended");
+            }
+        });
+    }
+    let _ = stop_tx.send(true);
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Serves one already-accepted connection with `app` within the default
+/// [`Budget`]'s timeouts (for listeners that look at a connection's first
+/// bytes before deciding it is HTTP, like the proxy's control port, which
+/// also speaks the reference's line protocol; such a listener caps its
+/// connections with a [`Gate`]).
 pub async fn serve_connection(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     app: Router,
 ) -> Result<(), String> {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
-    let app = app.layer(axum::Extension(axum::extract::ConnectInfo(peer)));
+    let app = app.layer(axum::Extension(ConnectInfo(peer)));
+    serve_io(stream, app, Budget::default(), None).await
+}
+
+/// Serves one connection (plain TCP, or TLS after its handshake) with
+/// `app`, which must already carry the peer's `ConnectInfo`: request heads
+/// must arrive within the budget's header timeout, and the connection is
+/// closed once no byte moved for its idle timeout. When `stop` turns true
+/// the connection finishes its request in flight and closes.
+pub async fn serve_io<S>(
+    io: S,
+    app: Router,
+    budget: Budget,
+    mut stop: Option<tokio::sync::watch::Receiver<bool>>,
+) -> Result<(), String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let (io, quiet) = Watched::new(io);
     let service = hyper_util::service::TowerToHyperService::new(app);
-    hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-        .serve_connection(TokioIo::new(stream), service)
-        .await
-        .map_err(|e| e.to_string())
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(budget.header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    let idle = budget.idle_timeout;
+    let stop_signal = async move {
+        match stop.as_mut() {
+            // A dropped sender means the listener is gone: stop as well.
+            Some(s) => drop(s.wait_for(|stopped| *stopped).await),
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::pin!(stop_signal);
+    let mut stopping = false;
+    loop {
+        let check = idle
+            .saturating_sub(quiet.since())
+            .max(Duration::from_millis(10));
+        tokio::select! {
+            r = conn.as_mut() => return r.map_err(|e| e.to_string()),
+            _ = tokio::time::sleep(check) => {
+                if quiet.since() >= idle {
+                    return Err(format!("closed: no byte moved for {idle:?}"));
+                }
+            }
+            _ = &mut stop_signal, if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
 }
 
 /// Whether the first bytes of a connection (at least 8 when the client

@@ -165,12 +165,12 @@ async fn a_body_the_handler_ignores_does_not_cost_the_connection() {
         // them): the answer waits for the body, and the connection stays
         // open for the next request.
         s.write_all(
-            b"POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n",
+            b"POST /ignore HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n",
         )
         .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
         s.write_all(b"{}").unwrap();
-        s.write_all(b"GET /read/lab1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.write_all(b"GET /read/lab1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];

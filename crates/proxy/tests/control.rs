@@ -19,7 +19,7 @@ fn http_as(addr: SocketAddr, method: &str, path: &str, extra: &str) -> (u16, ser
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\
          Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
     )
     .unwrap();

@@ -137,7 +137,7 @@ async fn field_rules_and_messages_by_hand() {
         let form = request(
             http,
             &format!(
-                "POST /control/fb/probe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+                "POST /control/fb/probe HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
                  Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             ),
@@ -157,7 +157,7 @@ fn post(addr: SocketAddr, path: &str, body: &str) -> String {
     request(
         addr,
         &format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
              Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         ),
@@ -167,7 +167,7 @@ fn post(addr: SocketAddr, path: &str, body: &str) -> String {
 fn get(addr: SocketAddr, path: &str) -> String {
     request(
         addr,
-        &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
     )
 }
 

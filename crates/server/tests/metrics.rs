@@ -17,7 +17,7 @@ const GOOD: i64 = 300;
 /// `GET /metrics` over loopback: the status line and the samples by series.
 fn scrape(addr: SocketAddr) -> (String, HashMap<String, f64>) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
