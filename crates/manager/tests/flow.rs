@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use capture::daemon::{Daemon, DaemonConfig};
-use common::{code, start_on, wait_for, Api, Backend, ADMIN_PW};
+use common::{add_users, code, start_on, wait_for, Api, Backend, ADMIN_PW};
 use serde_json::{json, Value};
 
 struct Netns(String);
@@ -213,12 +213,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     let (s, v) = admin.post(&format!("/api/v1/devices/{dead}/refresh"), json!({}));
     assert_eq!((s, code(&v)), (502, "device_unreachable"));
 
-    for u in ["alice", "bob"] {
-        admin.ok(
-            "/api/v1/users",
-            json!({"username": u, "password": format!("{u}-password")}),
-        );
-    }
+    add_users(&admin, &["alice", "bob"]);
     let alice = Api::login(&t.base, "alice", "alice-password");
     let bob = Api::login(&t.base, "bob", "bob-password");
     let e = alice.ok(

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use capture::daemon::{Daemon, DaemonConfig};
-use common::{start_on, wait_for, Api, Backend, ADMIN_PW};
+use common::{collection_server, start_on, wait_for, Api, Backend, ADMIN_PW};
 use serde_json::json;
 
 crate::on_both_backends!(stopped_device_goes_down_with_an_alert_that_clears);
@@ -16,11 +16,7 @@ crate::on_both_backends!(stopped_device_goes_down_with_an_alert_that_clears);
 fn stopped_device_goes_down_with_an_alert_that_clears(b: Backend) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("srv")).unwrap();
-    let mut scfg = server::ServerConfig::new(dir.path().join("srv"));
-    scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
-    scfg.http_listen = Some("127.0.0.1:0".parse().unwrap());
-    let srv = rt.block_on(server::Server::start(scfg)).unwrap();
+    let srv = collection_server(&rt, dir.path(), |_| {});
     let (collect, http) = (srv.local_addrs()[0], srv.http_addr().unwrap());
 
     // A daemon that is never asked to capture (no privileges needed).

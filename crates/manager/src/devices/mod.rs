@@ -11,6 +11,7 @@ pub mod capture;
 pub mod collector;
 pub mod credentials;
 pub mod inline;
+pub mod relay_path;
 
 use std::time::Instant;
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use manager::db::{Db, DbTarget};
 use manager::{Manager, ManagerConfig};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The admin password tests start the manager with.
 pub const ADMIN_PW: &str = "admin-password-1";
@@ -323,4 +323,29 @@ pub fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 /// The error code of an answer.
 pub fn code(v: &Value) -> &str {
     v["error"]["code"].as_str().unwrap_or("")
+}
+
+/// A real collection server with its query API on loopback, storing
+/// under `dir/srv` (tuned by `tune`, e.g. with a token file).
+pub fn collection_server(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    tune: impl FnOnce(&mut server::ServerConfig),
+) -> server::Server {
+    std::fs::create_dir_all(dir.join("srv")).unwrap();
+    let mut scfg = server::ServerConfig::new(dir.join("srv"));
+    scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    scfg.http_listen = Some("127.0.0.1:0".parse().unwrap());
+    tune(&mut scfg);
+    rt.block_on(server::Server::start(scfg)).unwrap()
+}
+
+/// Creates users whose password is `{name}-password`.
+pub fn add_users(admin: &Api, names: &[&str]) {
+    for u in names {
+        admin.ok(
+            "/api/v1/users",
+            json!({"username": u, "password": format!("{u}-password")}),
+        );
+    }
 }

@@ -1,0 +1,177 @@
+//! Tenant isolation (issue 35) against a real manager and a real
+//! collection server holding two experiments' data: a non-member gets
+//! 400/403/404 and never a byte of the other experiment's rows, however
+//! the relayed path is encoded; a domain belongs to one experiment.
+
+mod common;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+
+use common::{
+    add_users, code, collection_server, start_on, wait_for, Api, Backend, TestManager, ADMIN_PW,
+};
+use serde_json::{json, Value};
+
+/// The marker every row of alice's domain carries.
+const SECRET: &str = "alice_secret_row";
+
+/// A collection server with its query API (no tokens: the manager is the
+/// only gate under test) and `rows` rows of stream `t_m` in each domain.
+struct Collector {
+    _srv: server::Server,
+    _rt: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    collect: SocketAddr,
+    http: SocketAddr,
+}
+
+fn collector() -> Collector {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let srv = collection_server(&rt, dir.path(), |_| {});
+    let (collect, http) = (srv.local_addrs()[0], srv.http_addr().unwrap());
+    Collector {
+        _srv: srv,
+        _rt: rt,
+        _dir: dir,
+        collect,
+        http,
+    }
+}
+
+impl Collector {
+    /// Sends one row of `t_m` carrying `marker` into `domain` (OMSP text)
+    /// and waits until the query API serves it.
+    fn feed(&self, domain: &str, marker: &str) {
+        let mut s = TcpStream::connect(self.collect).unwrap();
+        let msg = format!(
+            "protocol: 5\ndomain: {domain}\nstart-time: 1700000000\nsender-id: s\n\
+             app-name: t\nschema: 1 t_m s:string\ncontent: text\n\n0.5\t1\t0\t{marker}\n"
+        );
+        s.write_all(msg.as_bytes()).unwrap();
+        let url = format!(
+            "http://{}/api/v1/domains/{domain}/streams/t_m/rows",
+            self.http
+        );
+        wait_for(&format!("row in {domain}"), || {
+            ureq::get(&url)
+                .call()
+                .ok()
+                .and_then(|mut r| r.body_mut().read_to_string().ok())
+                .is_some_and(|b| b.contains(marker))
+        });
+    }
+}
+
+/// A manager with the collector registered, users alice and bob, and
+/// alice's experiment on domain `dom_a` (created before its data comes).
+struct World {
+    t: TestManager,
+    _admin: Api,
+    alice: Api,
+    bob: Api,
+    coll: i64,
+    /// Alice's experiment.
+    ea: i64,
+}
+
+fn world(b: Backend, c: &Collector) -> World {
+    let t = start_on(b, |_| {});
+    let admin = Api::login(&t.base, "admin", ADMIN_PW);
+    let coll = admin.ok(
+        "/api/v1/devices",
+        json!({"name": "coll", "kind": "collector", "hostname": "127.0.0.1",
+               "port": c.http.port()}),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    add_users(&admin, &["alice", "bob"]);
+    let alice = Api::login(&t.base, "alice", "alice-password");
+    let bob = Api::login(&t.base, "bob", "bob-password");
+    let ea = alice.ok(
+        "/api/v1/experiments",
+        json!({"name": "alice exp", "domain": "dom_a", "collector": coll}),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    c.feed("dom_a", SECRET);
+    World {
+        t,
+        _admin: admin,
+        alice,
+        bob,
+        coll,
+        ea,
+    }
+}
+
+fn text(api: &Api, path: &str) -> (u16, String) {
+    let (s, b) = api.get_bytes(path);
+    (s, String::from_utf8_lossy(&b).into_owned())
+}
+
+crate::on_both_backends!(the_relay_cannot_leave_its_domain);
+
+fn the_relay_cannot_leave_its_domain(b: Backend) {
+    let c = collector();
+    let w = world(b, &c);
+    let eb = w.bob.ok(
+        "/api/v1/experiments",
+        json!({"name": "bob exp", "domain": "dom_b", "collector": w.coll}),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    c.feed("dom_b", "bob_row");
+
+    // Each reads their own data.
+    let (s, body) = text(
+        &w.alice,
+        &format!("/api/v1/experiments/{}/query/streams/t_m/rows", w.ea),
+    );
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains(SECRET), "{body}");
+    let (s, body) = text(
+        &w.bob,
+        &format!("/api/v1/experiments/{eb}/query/streams/t_m/rows"),
+    );
+    assert!(s == 200 && body.contains("bob_row"), "{s} {body}");
+
+    // Bob through his own experiment, in every encoding of issue 35.
+    let q = format!("/api/v1/experiments/{eb}/query/");
+    for rest in [
+        "%252e%252e/dom_a/streams/t_m/rows",
+        "%252E%252E/dom_a/streams/t_m/rows",
+        "%2e%2e/dom_a/streams/t_m/rows",
+        "%25252e%25252e/dom_a/streams/t_m/rows",
+        ".%252e/dom_a/streams/t_m/rows",
+        "%252e%252e/dom_a/streams/t_m/tail",
+        "%252e%252e/%252e%252e/domains",
+        "%252e%252e/%252e%252e/%252e%252e/metrics",
+        "streams/%252e%252e%252f%252e%252e%252fdom_a%252fstreams%252ft_m/rows",
+        "streams/..%5c..%5cdom_a/rows",
+        "streams/t_m%3b/rows",
+        "streams/%c0%ae%c0%ae/rows",
+        "streams/t_m%00/rows",
+    ] {
+        let (s, body) = text(&w.bob, &format!("{q}{rest}"));
+        assert_eq!(s, 400, "{rest}: {body}");
+        assert!(
+            !body.contains(SECRET) && !body.contains("dom_a"),
+            "{rest}: {body}"
+        );
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(code(&v), "bad_path", "{rest}: {body}");
+    }
+    // Alice's experiment itself: not even its existence.
+    for path in [
+        format!("/api/v1/experiments/{}/query/streams/t_m/rows", w.ea),
+        format!("/api/v1/experiments/{}/streams", w.ea),
+        format!("/api/v1/experiments/{}", w.ea),
+    ] {
+        let (s, body) = text(&w.bob, &path);
+        assert_eq!(s, 404, "{path}: {body}");
+        assert!(!body.contains(SECRET), "{path}: {body}");
+    }
+    drop(w.t);
+}
