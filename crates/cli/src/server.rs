@@ -348,8 +348,9 @@ fn parse_uint64_layout(v: &str) -> std::result::Result<::store::postgres::Uint64
     }
 }
 
-/// Logs to `logfile` (appended, no colours) or to standard error; shared
-/// by the server and the proxy, which take the same logging flags.
+/// Logs to `logfile` (appended, no colours) or to standard error, and
+/// raises the open-file limit; shared by the server, the proxy, the capture
+/// daemon and the manager.
 pub(crate) fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> Result<()> {
     let builder = tracing_subscriber::fmt().with_max_level(level);
     match logfile {
@@ -371,6 +372,12 @@ pub(crate) fn init_logging(logfile: Option<&PathBuf>, level: tracing::Level) -> 
                 .with_writer(std::io::stderr)
                 .init();
         }
+    }
+    // Every long-running component logs through here: descriptor budgets
+    // (per-listener caps), not the default soft limit of 1024, decide how
+    // many clients it serves.
+    if let Err(e) = httpkit::raise_fd_limit() {
+        tracing::warn!(error = %e, "could not raise the open-file limit");
     }
     Ok(())
 }

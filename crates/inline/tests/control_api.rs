@@ -119,6 +119,7 @@ fn settings_over_http_change_what_is_measured() {
     let config = ControlConfig {
         token_file: Some(tokens),
         public: false,
+        ..ControlConfig::default()
     };
     let control = Control::start(
         listener,

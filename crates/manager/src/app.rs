@@ -144,6 +144,7 @@ pub fn router(app: Arc<App>) -> Router {
             authenticator: None,
             public: true,
         },
+        allowed_hosts: httpkit::AllowedHosts::new(&app.config.allowed_hosts),
         ..httpkit::HttpConfig::default()
     };
     let api = crate::api::routes()
@@ -153,8 +154,12 @@ pub fn router(app: Arc<App>) -> Router {
         ))
         .with_state(app);
     let assets = crate::assets::router();
-    http.apply(api)
-        .fallback(move |req: Request| front_end(assets.clone(), req))
+    // The front end's files come after the shared layers: check their
+    // names too (a rebinding page must not be served the UI either).
+    let routed = http
+        .apply(api)
+        .fallback(move |req: Request| front_end(assets.clone(), req));
+    http.check_hosts(routed)
 }
 
 /// Paths outside the API go to the embedded front end; unknown API paths

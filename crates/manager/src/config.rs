@@ -36,6 +36,10 @@ pub struct ManagerConfig {
     pub secure_cookies: bool,
     /// Certificate chain and private key (PEM): serve over TLS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The names browsers reach the manager under (`--allow-host`, a name
+    /// or its public URL), beyond loopback names and IP literals: requests
+    /// naming any other host are refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
     /// First wait before retrying an unreachable device (doubled per
     /// attempt, 3 attempts).
     pub retry_backoff: Duration,
@@ -56,6 +60,7 @@ impl ManagerConfig {
             session_ttl: Duration::from_secs(12 * 3600),
             secure_cookies: false,
             tls: None,
+            allowed_hosts: Vec::new(),
             retry_backoff: Duration::from_millis(500),
         }
     }

@@ -2,16 +2,16 @@
 //!
 //! The certificate and key are loaded by the collection server's TLS
 //! module (one PEM loader in the project: rustls with ring, TLS 1.2/1.3);
-//! each accepted connection completes its handshake (bounded) and is then
-//! served by hyper with the same router, the peer address attached for
-//! the login rate limit. With TLS the session cookie carries `Secure`.
+//! each accepted connection (within httpkit's connection cap) completes its
+//! handshake (bounded) and is then served by httpkit with the same router
+//! and the same header and idle timeouts as plain listeners, the peer
+//! address attached for the login rate limit. With TLS the session cookie carries `Secure`.
 
 use std::future::Future;
 use std::net::SocketAddr;
 
 use axum::extract::ConnectInfo;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use server::tls::Tls;
 use tokio::net::TcpListener;
 
@@ -24,6 +24,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     tokio::pin!(shutdown);
+    // The same budget as every plain listener (httpkit::serve).
+    let budget = httpkit::Budget::default();
+    let gate = httpkit::Gate::new(budget.max_connections);
     loop {
         let (tcp, peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -36,10 +39,14 @@ pub async fn serve(
             },
             _ = &mut shutdown => return Ok(()),
         };
+        let Some(permit) = gate.admit(&tcp) else {
+            continue;
+        };
         let acceptor = tls.acceptor.clone();
         let limit = tls.handshake_timeout;
         let app = app.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let stream = match tokio::time::timeout(limit, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
@@ -49,10 +56,7 @@ pub async fn serve(
                 Err(_) => return,
             };
             let app = app.layer(axum::Extension(ConnectInfo::<SocketAddr>(peer)));
-            let service = hyper_util::service::TowerToHyperService::new(app);
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let _ = httpkit::serve_io(stream, app, budget, None).await;
         });
     }
 }

@@ -153,6 +153,7 @@ fn control(agent: &Agent, dev: &str, ns: &str, token_file: &std::path::Path) -> 
     let config = ControlConfig {
         token_file: Some(token_file.to_owned()),
         public: false,
+        ..ControlConfig::default()
     };
     Control::start(
         listener,
@@ -284,7 +285,7 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
 
     let e = admin.ok(
         "/api/v1/experiments",
-        json!({"name": "inline plots", "collector": coll}),
+        json!({"name": "inline plots", "collector": coll, "adopt": true}),
     );
     let eid = e["id"].as_i64().unwrap();
     assert_eq!(e["domain"], "inline_plots");

@@ -173,6 +173,10 @@ pub struct ProxyConfig {
     /// `control` scope may pause and resume, `read` may see the status).
     /// `None`: loopback callers may do everything, others nothing.
     pub auth_file: Option<PathBuf>,
+    /// DNS names the control endpoint answers to beyond loopback names and
+    /// IP literals (`--allow-host`); any other `Host` gets 421, so a web
+    /// page cannot pause the proxy through DNS rebinding.
+    pub control_allowed_hosts: Vec<String>,
     /// This proxy's name in upstream session ids (`None`: generated once and
     /// kept in the journal directory).
     pub proxy_id: Option<String>,
@@ -215,6 +219,7 @@ impl ProxyConfig {
             forward: ForwardMode::Auto,
             control: Some(SocketAddr::from(([127, 0, 0, 1], 3004))),
             auth_file: None,
+            control_allowed_hosts: Vec::new(),
             proxy_id: None,
             header_timeout: Duration::from_secs(30),
             resume_timeout: Duration::from_secs(5),

@@ -133,6 +133,11 @@ impl Proxy {
             },
             public: false,
         };
+        let control_http = httpkit::HttpConfig {
+            access,
+            allowed_hosts: httpkit::AllowedHosts::new(&config.control_allowed_hosts),
+            ..httpkit::HttpConfig::default()
+        };
         let control_listener = match config.control {
             Some(addr) => Some(
                 TcpListener::bind(addr)
@@ -173,7 +178,7 @@ impl Proxy {
             tasks.push(tokio::spawn(crate::control::http::serve(
                 l,
                 Arc::clone(&shared),
-                access.clone(),
+                control_http,
             )));
         }
         for a in &local {

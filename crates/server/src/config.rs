@@ -84,6 +84,13 @@ pub struct ServerConfig {
     /// Allowed cross-origin caller of the HTTP endpoints
     /// (`--http-cors-origin`); `None`: no CORS.
     pub http_cors_origin: Option<String>,
+    /// DNS names the HTTP endpoints answer to beyond loopback names and IP
+    /// literals (`--allow-host`): any other `Host` is refused (DNS rebinding).
+    pub http_allowed_hosts: Vec<String>,
+    /// Timeouts and connection cap of each HTTP listener
+    /// (`--http-header-timeout`, `--http-max-connections`): slow clients
+    /// cannot take the descriptors collection needs.
+    pub http_budget: httpkit::Budget,
     /// Longest a query API request may run before it is cancelled.
     pub query_budget: Duration,
     /// Nice value of the HTTP endpoints' threads (`--http-nice`, 0–19):
@@ -127,6 +134,8 @@ impl ServerConfig {
             http_listen: None,
             http_public: false,
             http_cors_origin: None,
+            http_allowed_hosts: Vec::new(),
+            http_budget: httpkit::Budget::default(),
             query_budget: Duration::from_secs(10),
             http_nice: 19,
             self_domain: None,

@@ -47,12 +47,13 @@ impl HttpRuntime {
         Ok(HttpRuntime(Some(rt)))
     }
 
-    /// Serves `app` on `listener` (bound in the caller's runtime) until
-    /// shutdown is requested.
+    /// Serves `app` on `listener` (bound in the caller's runtime) within
+    /// `budget` (each listener its own) until shutdown is requested.
     pub fn serve(
         &self,
         listener: TcpListener,
         app: axum::Router,
+        budget: httpkit::Budget,
         mut stop: Shutdown,
     ) -> io::Result<()> {
         let rt = self.0.as_ref().expect("runtime present until dropped");
@@ -68,7 +69,7 @@ impl HttpRuntime {
                 }
             };
             let until = async move { stop.requested().await };
-            if let Err(e) = httpkit::serve(listener, app, until).await {
+            if let Err(e) = httpkit::serve_with(listener, app, budget, until).await {
                 tracing::error!(error = %e, "HTTP listener failed");
             }
         });

@@ -185,13 +185,14 @@ impl Server {
                 Arc::clone(&feedback),
                 api_router(&config, &commits),
             );
-            let app = http_config(&config, auth.clone())?.apply(app);
+            let http = http_config(&config, auth.clone())?;
+            let app = http.apply(app);
             let rt = HttpRuntime::new(config.http_nice).map_err(|e| ServerError::Http {
                 reason: format!("cannot start the HTTP runtime: {e}"),
             })?;
             for listener in [metrics_listener, http_listener].into_iter().flatten() {
                 tracing::info!(addr = ?listener.local_addr().ok(), nice = config.http_nice, "serving HTTP");
-                rt.serve(listener, app.clone(), shutdown.clone())
+                rt.serve(listener, app.clone(), http.budget, shutdown.clone())
                     .map_err(|e| ServerError::Http {
                         reason: format!("cannot hand the listener to the HTTP runtime: {e}"),
                     })?;
@@ -469,6 +470,8 @@ fn http_config(
             public: config.http_public,
         },
         cors_origin,
+        allowed_hosts: httpkit::AllowedHosts::new(&config.http_allowed_hosts),
+        budget: config.http_budget,
         ..httpkit::HttpConfig::default()
     })
 }

@@ -55,6 +55,11 @@ pub struct DaemonConfig {
     /// without it only loopback callers are served.
     #[serde(default)]
     pub token_file: Option<PathBuf>,
+    /// DNS names the control API answers to beyond loopback names and IP
+    /// literals: any other `Host` gets 421, so a web page cannot drive the
+    /// daemon (which runs as root) through DNS rebinding.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     /// Collection server (`HOST:PORT`) receiving each session's counters as
     /// the stream `capture_counters` in the session's experiment domain.
     #[serde(default)]
@@ -107,6 +112,7 @@ impl DaemonConfig {
             keys: BTreeMap::new(),
             listen: default_listen(),
             token_file: None,
+            allowed_hosts: Vec::new(),
             collect: None,
             netns: None,
             max_sessions: default_max_sessions(),

@@ -232,6 +232,7 @@ impl Daemon {
                 authenticator,
                 public: false,
             },
+            allowed_hosts: httpkit::AllowedHosts::new(&shared.config.allowed_hosts),
             ..httpkit::HttpConfig::default()
         };
         let again = shared.restore();

@@ -32,6 +32,7 @@ starts:
     data_dir = \"/var/lib/streamgauge/capture\"
     listen = \"127.0.0.1:7300\"
     token_file = \"/etc/streamgauge/capture.tokens\"
+    allowed_hosts = [\"capture1.testbed\"]  # names besides localhost, IPs
     collect = \"collector:3003\"   # counters -> table capture_counters
     [keys]
     site-2026 = \"/etc/streamgauge/site-2026.key\"

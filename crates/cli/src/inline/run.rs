@@ -75,6 +75,9 @@ pub struct RunArgs {
     /// Without --control-token-file, let non-loopback callers read status and settings (never change them).
     #[arg(long, requires = "control")]
     control_public: bool,
+    /// Also answer control requests addressed to this DNS name (repeatable); without it only loopback names and IP addresses are served, so web pages cannot reach the API through DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME", requires = "control")]
+    allow_host: Vec<String>,
 }
 
 /// `--sink-hook` (also used by `inline bench`).
@@ -181,6 +184,7 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
             let config = ControlConfig {
                 token_file: args.control_token_file.clone(),
                 public: args.control_public,
+                allowed_hosts: args.allow_host.clone(),
             };
             let c = Control::start(l, &agent, info, counts, &config).context("--control")?;
             eprintln!(

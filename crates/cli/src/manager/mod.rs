@@ -89,6 +89,9 @@ pub struct ManagerArgs {
     /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// A name browsers reach the manager under, or its public URL (https://lab.example/), repeatable; without it only loopback names (localhost) and IP addresses are served: requests naming other hosts get 421, which stops web pages from reaching the manager through DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
     /// Log level: error, warn, info, debug.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     pub log_level: tracing::Level,

@@ -103,6 +103,9 @@ pub struct ProxyArgs {
     /// Token file for the control endpoint ('<pattern> <token> <scopes>' lines, see `streamgauge server --help`): 'read' may GET /status, 'control' may pause and resume. Without it only loopback clients may use the endpoint, and the reference's line protocol works.
     #[arg(long, value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
+    /// Also answer control requests addressed to this DNS name (repeatable); without it only loopback names (localhost) and IP addresses are served, so web pages cannot reach the control endpoint through DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
     /// Serve at most N client connections at once; more are closed unread, counted in the status document (connections.refused) and logged once per 10 s.
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
@@ -218,6 +221,7 @@ impl ProxyArgs {
         c.forward = self.forward;
         c.control = parse_control(&self.control)?;
         c.auth_file = self.auth_file.clone();
+        c.control_allowed_hosts = self.allow_host.clone();
         c.proxy_id = self.proxy_id.clone();
         c.max_connections = self.max_connections as usize;
         c.max_connections_per_source = self.max_connections_per_source as usize;

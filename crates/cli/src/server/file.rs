@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 36] = [
+pub const KEYS: [&str; 39] = [
     "listen",
     "bind",
     "data-dir",
@@ -46,6 +46,9 @@ pub const KEYS: [&str; 36] = [
     "http",
     "http-public",
     "http-cors-origin",
+    "allow-host",
+    "http-header-timeout",
+    "http-max-connections",
     "query-budget",
     "http-nice",
     "max-connections",

@@ -24,6 +24,15 @@ pub struct HttpArgs {
     /// Allow this browser origin (e.g. http://127.0.0.1:8080) to call the HTTP API from its pages (CORS); none by default.
     #[arg(long, value_name = "ORIGIN")]
     pub http_cors_origin: Option<String>,
+    /// Also answer HTTP requests addressed to this DNS name (repeatable). Without it only loopback names (localhost) and IP addresses are served: requests naming any other host get 421 and state-changing requests from pages of other sites 403, which stops web pages from reaching the endpoints through DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Close an HTTP connection whose request head has not arrived whole within this many seconds (also bounds idle kept-alive connections) [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub http_header_timeout: Option<f64>,
+    /// Most connections each HTTP listener holds at once; more are answered 503 and closed at once, so HTTP clients cannot take the descriptors collection needs [default: 512].
+    #[arg(long, value_name = "N")]
+    pub http_max_connections: Option<usize>,
     /// Cancel a query API request that runs longer than this [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub query_budget: Option<f64>,
@@ -49,6 +58,29 @@ impl HttpArgs {
             .http_cors_origin
             .clone()
             .or_else(|| file.get("http-cors-origin").map(str::to_owned));
+        server.http_allowed_hosts = if self.allow_host.is_empty() {
+            file.all("allow-host").to_vec()
+        } else {
+            self.allow_host.clone()
+        };
+        let header = match (self.http_header_timeout, file.get("http-header-timeout")) {
+            (Some(s), _) => s,
+            (None, Some(v)) => parse("http-header-timeout", v)?,
+            (None, None) => server.http_budget.header_timeout.as_secs_f64(),
+        };
+        if !(header.is_finite() && header > 0.0 && header <= 3600.0) {
+            anyhow::bail!("http-header-timeout {header}: want seconds between 0 and 3600");
+        }
+        server.http_budget.header_timeout = Duration::from_secs_f64(header);
+        server.http_budget.max_connections =
+            match (self.http_max_connections, file.get("http-max-connections")) {
+                (Some(n), _) => n,
+                (None, Some(v)) => parse("http-max-connections", v)?,
+                (None, None) => server.http_budget.max_connections,
+            };
+        if server.http_budget.max_connections == 0 {
+            anyhow::bail!("http-max-connections 0: want at least 1");
+        }
         let budget = match (self.query_budget, file.get("query-budget")) {
             (Some(b), _) => b,
             (None, Some(v)) => parse("query-budget", v)?,

@@ -41,6 +41,9 @@ pub struct ControlConfig {
     pub token_file: Option<PathBuf>,
     /// Without a token file, let non-loopback callers read (never change).
     pub public: bool,
+    /// DNS names the endpoint answers to beyond loopback names and IP
+    /// literals (`--allow-host`); any other `Host` gets 421 (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// What the endpoint reports about the agent besides its maps.
@@ -188,6 +191,7 @@ impl Control {
                 authenticator: tokens.clone().map(|t| t as Arc<dyn httpkit::Authenticator>),
                 public: config.public,
             },
+            allowed_hosts: httpkit::AllowedHosts::new(&config.allowed_hosts),
             ..httpkit::HttpConfig::default()
         };
         let app = http.apply(api::router(shared));

@@ -14,7 +14,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use httpkit::{Access, ApiResult, Caller, HttpConfig};
+use httpkit::{ApiResult, Caller, HttpConfig};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -62,22 +62,24 @@ async fn resume(
     Ok(Json(serde_json::json!({ "paused": false })))
 }
 
-/// Serves control connections until the task is aborted.
-pub async fn serve(listener: TcpListener, shared: Arc<Shared>, access: Access) {
-    let tokens = access.authenticator.is_some();
-    let app = HttpConfig {
-        access,
-        ..HttpConfig::default()
-    }
-    .apply(router(Arc::clone(&shared)));
+/// Serves control connections until the task is aborted, at most
+/// `http.budget.max_connections` at once.
+pub async fn serve(listener: TcpListener, shared: Arc<Shared>, http: HttpConfig) {
+    let tokens = http.access.authenticator.is_some();
+    let gate = httpkit::Gate::new(http.budget.max_connections);
+    let app = http.apply(router(Arc::clone(&shared)));
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
+        let Some(permit) = gate.admit(&stream) else {
+            continue;
+        };
         let shared = Arc::clone(&shared);
         let app = app.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let Some(first) = first_bytes(&stream).await else {
                 return;
             };
