@@ -1,12 +1,17 @@
-//! The reference OML suite, live, next to ours (issue 13.10): built from
-//! its public source by `../shared/reference/build-oml.sh` (scripts/setup.sh
-//! runs it; here it returns at once), then
+//! The reference OML suite next to ours: built from its public source by
+//! `../shared/reference/build-oml.sh` (scripts/setup.sh runs it; here it
+//! returns at once), then
 //! - a program built against the stock liboml2 runs on our library, found
 //!   by its SONAME in a `make install` prefix, with no hand-made links;
-//! - the stock client sends every type, text and binary, to our server,
-//!   which stores exactly what our own client's run stores;
-//! - our library sends to the stock oml2-server, which stores exactly what
-//!   it stores for the stock client's run of the same program.
+//! - the stock client's stream, text and binary, is stored by our server
+//!   value by value: replayed from a capture (`tests/vectors/`), and live
+//!   through a relay that records what the stock client really sent;
+//! - the stock oml2-server stores our library's stream exactly as it
+//!   stores the stock library's, and our core's live stream with the
+//!   reference's double encoding.
+//!
+//! Nothing here retries: the stock programs' transport defects are
+//! diagnosed from the recorded bytes, not averaged away.
 
 mod common;
 
@@ -120,81 +125,133 @@ fn a_stock_binary_runs_on_our_library_by_soname() {
     check_generator_output(&decode(&std::fs::read(work.path().join("o.txt")).unwrap()));
 }
 
-/// The stock client, built against the stock library, into our server.
-///
-/// The stock client connects only when it drains its queue at exit, and
-/// now and then (about one run in four on a busy machine) its data never
-/// reach the socket: our server then has no table at all. Such a run is
-/// tried again (up to three times), with what the client said kept for
-/// the failure message; a run whose data arrive is checked value by value.
-#[test]
-fn the_stock_client_into_our_server_text_and_binary() {
-    let _serial = serial();
+/// Our server on a free loopback port with a fresh data directory.
+async fn our_server(data: &Path) -> server::Server {
+    let mut config = server::ServerConfig::new(data);
+    config.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    server::Server::start(config).await.unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap()
-        .block_on(stock_client_into_our_server());
 }
 
-async fn stock_client_into_our_server() {
-    let Some(p) = reference() else { return };
+/// A capture of the stock client's output (`tests/vectors/`, complete
+/// runs kept byte for byte; its README says why not a fresh run).
+fn stock_capture(enc: &str) -> Vec<u8> {
+    let ext = if enc == "--oml-binary" { "bin" } else { "txt" };
+    std::fs::read(crate_dir().join(format!("tests/vectors/stock-generator.{ext}"))).unwrap()
+}
+
+/// The stock client's stream, text and binary, replayed into our server
+/// over TCP: stored value by value. Deterministic, so it runs once.
+#[test]
+fn the_stock_clients_captured_stream_replayed_into_our_server_text_and_binary() {
     for enc in ["--oml-binary", "--oml-text"] {
-        let mut logs = Vec::new();
-        let checked = loop {
-            let data = tempfile::tempdir().unwrap();
-            let mut config = server::ServerConfig::new(data.path());
-            config.listen = vec!["127.0.0.1:0".parse().unwrap()];
-            let srv = server::Server::start(config).await.unwrap();
-            let uri = format!("tcp://127.0.0.1:{}", srv.local_addrs()[0].port());
-            let (lib, p) = (p.join("lib"), p.to_path_buf());
-            let log = tokio::task::spawn_blocking(move || {
-                let work = tempfile::tempdir().unwrap();
-                let exe = generator_against_reference(&p, work.path());
-                let args = [
-                    "--oml-collect",
-                    &uri,
-                    enc,
-                    "--oml-id",
-                    "s1",
-                    "--oml-domain",
-                    "d1",
-                ];
-                run_with(&exe, &lib, &args, work.path())
-            })
-            .await
-            .unwrap();
-            let db = data.path().join("d1.sq3");
-            let arrived =
-                tokio::task::spawn_blocking(move || wait_for_row(&db, Duration::from_secs(10)))
-                    .await
-                    .unwrap();
+        let bytes = stock_capture(enc);
+        let data = tempfile::tempdir().unwrap();
+        runtime().block_on(async {
+            let srv = our_server(data.path()).await;
+            let addr = srv.local_addrs()[0];
+            tokio::task::spawn_blocking(move || relay::replay(addr, &bytes))
+                .await
+                .unwrap();
+            // Closing drains and commits what the connection delivered.
             srv.shutdown().await;
-            if arrived {
-                check_database(data.path(), 2);
-                break true;
-            }
-            let files = std::fs::read_dir(data.path()).unwrap().count();
-            logs.push(format!(
-                "attempt {}: {files} files in the data dir; the client said:\n{log}",
-                logs.len() + 1
-            ));
-            // Under load the stock client sometimes writes binary data
-            // before its header on its first connection (our server logs
-            // "header line is not valid UTF-8" at offset 0), then
-            // reconnects without the stream it defined late: the reference
-            // server loses such a run too. Seen three times in a row in CI.
-            if logs.len() == 8 {
-                break false;
-            }
-        };
-        assert!(
-            checked,
-            "{enc}: the stock client's rows never arrived:\n{}",
-            logs.join("\n")
-        );
+        });
+        check_database(data.path(), 2);
     }
+}
+
+/// One live run of the stock client into our server per encoding, through
+/// a relay that records what the client really sent. Our server must store
+/// every row of the valid part of every connection; a run where the stock
+/// client sent its whole stream is checked value by value. When the stock
+/// client's transport fails (its data never sent, or sent before its
+/// header: the reference defect this file's history records), the test
+/// says what it sent instead of retrying, and still holds our server to
+/// every row that was valid.
+#[test]
+fn the_stock_client_live_into_our_server_through_a_recording_relay() {
+    let _serial = serial();
+    let Some(p) = reference() else { return };
+    let rt = runtime();
+    let work = tempfile::tempdir().unwrap();
+    let exe = generator_against_reference(p, work.path());
+    for enc in ["--oml-binary", "--oml-text"] {
+        let data = tempfile::tempdir().unwrap();
+        let srv = rt.block_on(our_server(data.path()));
+        let relay = relay::Relay::start(srv.local_addrs()[0]);
+        let uri = format!("tcp://127.0.0.1:{}", relay.port());
+        let args = [
+            "--oml-collect",
+            &uri,
+            enc,
+            "--oml-id",
+            "s1",
+            "--oml-domain",
+            "d1",
+        ];
+        let said = run_with(&exe, &p.join("lib"), &args, work.path());
+        let conns = relay.connections(Duration::from_secs(20));
+        rt.block_on(srv.shutdown());
+        let mut expected = std::collections::BTreeMap::new();
+        let mut diagnosis = Vec::new();
+        for (i, c) in conns.iter().enumerate() {
+            let (rows, error) = valid_rows(&c.bytes);
+            for (name, n) in &rows {
+                *expected.entry(name.clone()).or_insert(0) += n;
+            }
+            diagnosis.push(format!(
+                "connection {}: {} bytes, valid rows {rows:?}, {}{}",
+                i + 1,
+                c.bytes.len(),
+                error.map_or("no decoding error".into(), |e| format!("then: {e}")),
+                if c.done {
+                    ""
+                } else {
+                    " (still open after 20 s)"
+                }
+            ));
+        }
+        let db = data.path().join("d1.sq3");
+        for (name, n) in &expected {
+            let stored = stored_rows(&db, name);
+            assert!(
+                stored >= *n,
+                "{enc}: the stock client sent {n} valid rows of {name}, our server stored \
+                 {stored}\n{}\nthe client said:\n{said}",
+                diagnosis.join("\n")
+            );
+        }
+        let complete = expected.get("generator_all") == Some(&3)
+            && expected.get("generator_late").is_some_and(|&n| n >= 1);
+        if complete {
+            check_database(data.path(), 2);
+        } else {
+            eprintln!(
+                "{enc}: the stock client did not send its whole stream ({} connections); \
+                 every valid row it sent was stored:\n{}\nthe client said:\n{said}",
+                conns.len(),
+                diagnosis.join("\n")
+            );
+        }
+    }
+}
+
+/// Rows of table `name` in `db` (0 when the database or table is missing).
+fn stored_rows(db: &Path, name: &str) -> usize {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.query_row(&format!("SELECT count(*) FROM \"{name}\""), [], |r| {
+                r.get::<_, i64>(0)
+            })
+        })
+        .map_or(0, |n| usize::try_from(n).unwrap_or(0))
 }
 
 /// Waits up to `within` until `db` holds the generator's last row.
@@ -305,69 +362,56 @@ fn rows(db: &Path) -> Vec<(String, Vec<Vec<Sql>>)> {
 
 /// Our library into the stock server stores what the stock library does.
 ///
-/// The stock pair itself is not reliable: now and then (text mode, a busy
-/// machine) the stock oml2-server stops at the stock client's first schema
-/// and stores nothing more. A run where either database stays empty is
-/// tried again with a fresh server, up to three times, and the logs of
-/// every attempt are kept for the failure message; a run where both
-/// arrived is compared cell by cell.
+/// Our program writes its stream to a file; that file and the capture of
+/// the stock program's stream are each replayed into a fresh stock
+/// oml2-server in one write. The stock pair's live transport is not
+/// reliable (the stock client's output varies from run to run, see
+/// `tests/vectors/README.md`); what is compared here is what the stock
+/// server makes of each library's bytes. The live path of our core into
+/// the stock server is the exact doubles test below.
 #[test]
 fn our_library_into_the_stock_server_as_the_stock_library() {
     let _serial = serial();
     let Some(p) = reference() else { return };
-    for enc in ["--oml-binary", "--oml-text"] {
-        let mut failures = Vec::new();
-        while failures.len() < 3 {
-            match compare_into_stock_server(p, enc) {
-                Ok(()) => break,
-                Err(why) => failures.push(why),
-            }
-        }
-        assert!(failures.len() < 3, "{enc}:\n{}", failures.join("\n---\n"));
-    }
-}
-
-/// One attempt: both programs into a fresh stock server; `Err` when a
-/// database stayed empty, a panic when the rows differ.
-fn compare_into_stock_server(p: &Path, enc: &str) -> Result<(), String> {
     let work = tempfile::tempdir().unwrap();
-    let data = work.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let server = StockServer::start(p, &data);
-    let uri = format!("tcp:127.0.0.1:{}", server.port);
     let ours = compile("generator.c", work.path(), "gen_ours", Link::Shared);
-    let stock = generator_against_reference(p, work.path());
-    let args = |domain| {
-        [
+    for enc in ["--oml-binary", "--oml-text"] {
+        let data = work.path().join(format!("data{enc}"));
+        std::fs::create_dir(&data).unwrap();
+        let server = StockServer::start(p, &data);
+        let addr: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
+        let out = work.path().join(format!("ours{enc}.omsp"));
+        let dest = format!("file:{}", out.display());
+        let args = [
             "--oml-collect",
-            &uri,
+            &dest,
             enc,
             "--oml-id",
             "s1",
             "--oml-domain",
-            domain,
-        ]
-    };
-    let mut log = run_with(&ours, &lib_dir(), &args("ours"), work.path());
-    log += &run_with(&stock, &p.join("lib"), &args("stock"), work.path());
-    // The stock server writes as it reads: wait for both databases.
-    for d in ["ours", "stock"] {
-        if !wait_for_row(&data.join(format!("{d}.sq3")), Duration::from_secs(20)) {
-            let server_log =
-                std::fs::read_to_string(data.join("oml_server.log")).unwrap_or_default();
-            return Err(format!(
-                "no row in {d}.sq3; clients said:\n{log}\nthe server:\n{server_log}"
-            ));
+            "ours",
+        ];
+        run_with(&ours, &lib_dir(), &args, work.path());
+        relay::replay(addr, &std::fs::read(&out).unwrap());
+        relay::replay(addr, &stock_capture(enc));
+        // The stock server writes as it reads: wait for both databases.
+        for d in ["ours", "d1"] {
+            let db = data.join(format!("{d}.sq3"));
+            let log = || std::fs::read_to_string(data.join("oml_server.log")).unwrap_or_default();
+            assert!(
+                wait_for_row(&db, Duration::from_secs(20)),
+                "{enc}: no row in {d}.sq3; the stock server said:\n{}",
+                log()
+            );
         }
+        drop(server);
+        let (ours, stock) = (rows(&data.join("ours.sq3")), rows(&data.join("d1.sq3")));
+        assert_eq!(
+            ours, stock,
+            "{enc}: our library vs the stock library, both into oml2-server"
+        );
+        assert_eq!(stock[0].1.len(), 3, "{enc}");
     }
-    drop(server);
-    let (ours, stock) = (rows(&data.join("ours.sq3")), rows(&data.join("stock.sq3")));
-    assert_eq!(
-        ours, stock,
-        "{enc}: our library vs the stock library, both into oml2-server"
-    );
-    assert_eq!(stock[0].1.len(), 3, "{enc}");
-    Ok(())
 }
 
 /// Exact doubles (spec §3.8) towards the stock oml2-server: our client

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use omsp::{Decoder, Event, Header, Sample, Value};
 
 pub mod db;
+pub mod relay;
 
 /// `crates/client-ffi`.
 pub fn crate_dir() -> PathBuf {
@@ -189,6 +190,34 @@ pub fn decode(bytes: &[u8]) -> Decoded {
         schemas,
         samples,
     }
+}
+
+/// Rows per stream name in the valid part of an OMSP byte stream (every
+/// sample decoded before the first error, metadata left out), and that
+/// error if there was one.
+pub fn valid_rows(bytes: &[u8]) -> (std::collections::BTreeMap<String, usize>, Option<String>) {
+    let mut d = Decoder::new();
+    d.feed(bytes);
+    d.finish();
+    let mut names = std::collections::BTreeMap::new();
+    let mut rows = std::collections::BTreeMap::new();
+    while let Some(ev) = d.next_event() {
+        match ev {
+            Ok(Event::Header(h)) => {
+                names.extend(h.schemas.iter().map(|s| (s.index, s.name.clone())))
+            }
+            Ok(Event::Schema(s)) => {
+                names.insert(s.index, s.name.clone());
+            }
+            Ok(Event::Sample(s)) if s.stream != 0 => {
+                let name = names.get(&s.stream).cloned().unwrap_or_default();
+                *rows.entry(name).or_insert(0) += 1;
+            }
+            Ok(Event::Sample(_)) => {}
+            Err(e) => return (rows, Some(e.to_string())),
+        }
+    }
+    (rows, None)
 }
 
 /// The rows `generator.c` injects into MP `all`, in field order.
