@@ -24,6 +24,9 @@ use crate::config::Backend;
 use crate::hook::{Hook, HookEvent};
 use crate::metrics::Metered;
 
+mod redo;
+use redo::{Entry, Journal};
+
 /// What a client learns when it joins a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attached {
@@ -90,7 +93,8 @@ pub struct Progress {
 /// A resumable session as its writer tracks it.
 #[derive(Debug)]
 struct Tracked {
-    /// Offset covered by rows written (committed or in the open transaction).
+    /// Offset covered by rows written (committed, in the open transaction,
+    /// or in the journal of a lost one that is being written again).
     stored: u64,
     /// Offset covered by committed rows; connections turn changes into acks.
     committed: watch::Sender<u64>,
@@ -138,10 +142,12 @@ pub fn spawn(
 fn run(setup: WriterSetup, mut rx: mpsc::Receiver<Command>) {
     let counters = setup.metrics.domain(&setup.domain);
     let opened = match &setup.backend {
+        // SQLite's writer keeps each transaction's work to redo it after
+        // a storage failure; PgStore keeps and redoes its own (see `redo`).
         Backend::Sqlite => SqliteStore::open(&setup.dir, &setup.domain, setup.sqlite)
-            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx)),
+            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx, true)),
         Backend::Postgres(opts) => PgStore::open(opts, &setup.domain)
-            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx)),
+            .map(|db| serve(Metered::new(db, counters), &setup, &mut rx, false)),
     };
     if let Err(e) = opened {
         tracing::error!(domain = %setup.domain, error = %e, "cannot open database");
@@ -149,7 +155,7 @@ fn run(setup: WriterSetup, mut rx: mpsc::Receiver<Command>) {
     }
 }
 
-fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Command>) {
+fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Command>, redo: bool) {
     let domain = setup.domain.as_str();
     let uri = db.uri();
     let event = if db.is_new() {
@@ -163,15 +169,18 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     // experiment's clients connect): the first transaction then reads its
     // tables' ends at BEGIN, and its commit is handed over like the rest.
     db.keep_committed(setup.commits.watched(domain));
-    let mut sessions: HashMap<Arc<str>, Tracked> = HashMap::new();
+    let mut w = Writer {
+        db,
+        setup,
+        domain,
+        sessions: HashMap::new(),
+        journal: Journal::new(redo),
+    };
     loop {
         let cmd = match rx.try_recv() {
             Ok(cmd) => cmd,
             Err(mpsc::error::TryRecvError::Empty) => {
-                if commit(&mut db, setup, true, domain) {
-                    acknowledge(&mut sessions);
-                    publish(&mut db, setup, domain);
-                }
+                w.commit(true);
                 match rx.blocking_recv() {
                     Some(cmd) => cmd,
                     None => break,
@@ -179,21 +188,19 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
             }
             Err(mpsc::error::TryRecvError::Disconnected) => break,
         };
-        execute(&mut db, cmd, domain, &mut sessions);
-        if commit(&mut db, setup, false, domain) {
-            acknowledge(&mut sessions);
-            publish(&mut db, setup, domain);
-        }
+        w.execute(cmd);
+        w.commit(false);
     }
     // The last rows are committed and published like every commit, so
     // live readers take them from here too; then the database is closed.
     let watched = setup.commits.watched(domain);
-    db.keep_committed(watched);
-    match db.commit() {
-        Ok(()) => publish(&mut db, setup, domain),
+    w.db.keep_committed(watched);
+    match w.db.commit() {
+        Ok(()) => w.committed(),
+        Err(e) if e.is_unavailable() => w.recover(&e),
         Err(e) => tracing::error!(domain, error = %e, "final commit failed"),
     }
-    if let Err(e) = db.close() {
+    if let Err(e) = w.db.close() {
         tracing::error!(domain, error = %e, "final commit failed");
     }
     setup.commits.closed(domain);
@@ -201,57 +208,225 @@ fn serve<S: Sink>(mut db: S, setup: &WriterSetup, rx: &mut mpsc::Receiver<Comman
     setup.hook.event(HookEvent::DbClosed, &uri);
 }
 
-fn execute<S: Sink>(
-    db: &mut S,
-    cmd: Command,
-    domain: &str,
-    sessions: &mut HashMap<Arc<str>, Tracked>,
-) {
-    match cmd {
-        Command::Attach {
-            start_time,
-            sender,
-            reply,
-        } => {
-            let res = attach(db, start_time, &sender).map_err(|e| e.to_string());
-            let _ = reply.send(res);
-        }
-        Command::Register { schema, reply } => {
-            let res = db.register_schema(&schema).map_err(|e| e.to_string());
-            let _ = reply.send(res);
-        }
-        Command::Rows(rows, progress, _budget) => {
-            // One line per batch, with the count and the first reason, not
-            // one per row (a broken stream would flood the log).
-            let mut failed = 0u64;
-            let mut first = None;
-            db.insert_batch(&rows, &mut |row, e| {
-                failed += 1;
-                first.get_or_insert((row.table, row.seq, e));
-            });
-            if let Some((table, seq, e)) = first {
-                let table = db.table_name(table);
-                tracing::error!(domain, table, failed, first_seq = seq, error = %e,
-                    "rows not stored");
-            }
-            if let Some(p) = progress {
-                advance(db, domain, sessions, p);
+/// One writer thread's state.
+struct Writer<'a, S> {
+    /// The store.
+    db: S,
+    /// Settings, hook, metrics, commit feed.
+    setup: &'a WriterSetup,
+    /// The domain, for logs.
+    domain: &'a str,
+    /// Resumable sessions seen by this writer.
+    sessions: HashMap<Arc<str>, Tracked>,
+    /// The open transaction's work, written again after a storage failure.
+    journal: Journal,
+}
+
+/// A command that met a storage failure: the store rolled back.
+struct Lost {
+    /// The failure.
+    cause: StoreError,
+    /// The command to run again once the lost work is committed (one that
+    /// answers a client, which has not been answered yet).
+    retry: Option<Command>,
+}
+
+impl<S: Sink> Writer<'_, S> {
+    /// Runs `cmd`; after a storage failure, redoes the lost transaction
+    /// (holding everything else) and then the command if it has to answer.
+    fn execute(&mut self, cmd: Command) {
+        let mut next = Some(cmd);
+        while let Some(cmd) = next.take() {
+            if let Err(lost) = self.apply(cmd) {
+                self.recover(&lost.cause);
+                next = lost.retry;
             }
         }
-        Command::Resume { session, reply } => {
-            let _ = reply.send(resume(db, sessions, session).map_err(|e| e.to_string()));
-        }
-        // Losing one only loses clock information: logged, not fatal.
-        Command::ClockEstimate(e) => {
-            if let Err(err) = db.record_clock_estimate(&e) {
-                tracing::error!(domain, sender = %e.name, error = %err, "clock estimate not stored");
+    }
+
+    fn apply(&mut self, cmd: Command) -> Result<(), Box<Lost>> {
+        let db = &mut self.db;
+        let domain = self.domain;
+        match cmd {
+            Command::Attach {
+                start_time,
+                sender,
+                reply,
+            } => match attach(db, start_time, &sender) {
+                Err(cause) if cause.is_unavailable() => {
+                    return Err(Box::new(Lost {
+                        cause,
+                        retry: Some(Command::Attach {
+                            start_time,
+                            sender,
+                            reply,
+                        }),
+                    }))
+                }
+                res => {
+                    if res.is_ok() {
+                        self.journal.record(Entry::Attach { start_time, sender });
+                    }
+                    let _ = reply.send(res.map_err(|e| e.to_string()));
+                }
+            },
+            Command::Register { schema, reply } => match db.register_schema(&schema) {
+                Err(cause) if cause.is_unavailable() => {
+                    return Err(Box::new(Lost {
+                        cause,
+                        retry: Some(Command::Register { schema, reply }),
+                    }))
+                }
+                res => {
+                    if res.is_ok() {
+                        self.journal.record(Entry::Register(schema));
+                    }
+                    let _ = reply.send(res.map_err(|e| e.to_string()));
+                }
+            },
+            Command::Rows(rows, progress, _budget) => {
+                // One line per batch, with the count and the first reason, not
+                // one per row (a broken stream would flood the log).
+                let mut failed = 0u64;
+                let mut first = None;
+                let res = db.insert_batch(&rows, &mut |row, e| {
+                    failed += 1;
+                    first.get_or_insert((row.table, row.seq, e));
+                });
+                if let Some((table, seq, e)) = first {
+                    let table = db.table_name(table);
+                    tracing::error!(domain, table, failed, first_seq = seq, error = %e,
+                        "rows not stored");
+                }
+                self.journal.record(Entry::Rows(rows));
+                // After a failure the store is not touched until the lost
+                // work is redone: the offset goes only into the journal.
+                let write = res.is_ok();
+                let res = match progress {
+                    Some(p) => res.and(self.advance(p, write)),
+                    None => res,
+                };
+                res.map_err(|cause| Box::new(Lost { cause, retry: None }))?;
+            }
+            Command::Resume { session, reply } => {
+                match resume(db, &mut self.sessions, Arc::clone(&session)) {
+                    Err(cause) if cause.is_unavailable() => {
+                        return Err(Box::new(Lost {
+                            cause,
+                            retry: Some(Command::Resume { session, reply }),
+                        }))
+                    }
+                    res => {
+                        let _ = reply.send(res.map_err(|e| e.to_string()));
+                    }
+                }
+            }
+            // Losing one only loses clock information: logged, not fatal.
+            Command::ClockEstimate(e) => {
+                let res = db.record_clock_estimate(&e);
+                let name = e.name.clone();
+                self.kept(
+                    res,
+                    Entry::ClockEstimate(e),
+                    &name,
+                    "clock estimate not stored",
+                )?;
+            }
+            Command::ClockReport(r) => {
+                let res = db.record_clock_report(&r);
+                let name = r.name.clone();
+                self.kept(res, Entry::ClockReport(r), &name, "clock report not stored")?;
             }
         }
-        Command::ClockReport(r) => {
-            if let Err(err) = db.record_clock_report(&r) {
-                tracing::error!(domain, sender = %r.name, error = %err, "clock report not stored");
+        Ok(())
+    }
+
+    /// After a record was written: keeps it for a redo (also when a
+    /// storage failure lost it), or logs why it was refused.
+    fn kept(
+        &mut self,
+        res: Result<(), StoreError>,
+        entry: Entry,
+        sender: &str,
+        what: &'static str,
+    ) -> Result<(), Box<Lost>> {
+        match res {
+            Ok(()) => self.journal.record(entry),
+            Err(cause) if cause.is_unavailable() => {
+                self.journal.record(entry);
+                return Err(Box::new(Lost { cause, retry: None }));
+            }
+            Err(err) => tracing::error!(domain = self.domain, sender, error = %err, "{what}"),
+        }
+        Ok(())
+    }
+
+    /// Records a session's progress in the open transaction (`write`), or
+    /// only in the journal (the transaction was just lost).
+    fn advance(&mut self, p: Progress, write: bool) -> Result<(), StoreError> {
+        let stored = self.sessions.get(&p.session).map(|t| t.stored);
+        if stored.is_some_and(|s| p.offset <= s) {
+            return Ok(());
+        }
+        let res = match write {
+            true => self.db.set_session_offset(&p.session, p.sender, p.offset),
+            false => Ok(()),
+        };
+        match &res {
+            Err(e) if !e.is_unavailable() => {
+                // The rows are in; only the resume point lags, so a resumed
+                // sender may send them again. Logged loudly: that would
+                // duplicate rows.
+                tracing::error!(domain = self.domain, session = %p.session, error = %e,
+                    "cannot record the session's offset");
+                return Ok(());
+            }
+            _ => {}
+        }
+        if let Some(t) = self.sessions.get_mut(&p.session) {
+            t.stored = p.offset;
+        }
+        self.journal.record(Entry::Offset {
+            session: p.session,
+            sender: p.sender,
+            offset: p.offset,
+        });
+        res
+    }
+
+    /// Commits if due. Right before a commit that can keep its rows for
+    /// live readers, the store is told whether anyone follows the domain
+    /// now (asking takes a lock the readers take too, so only then, not
+    /// per command).
+    fn commit(&mut self, idle: bool) {
+        let policy = &self.setup.commit;
+        if self.db.keep_due(policy, idle) {
+            self.db
+                .keep_committed(self.setup.commits.watched(self.domain));
+        }
+        match self.db.commit_if_due(policy, idle) {
+            Ok(true) => self.committed(),
+            Ok(false) => {}
+            Err(e) if e.is_unavailable() => self.recover(&e),
+            // Refused for good (PostgreSQL): its rows are not stored.
+            Err(e) => {
+                tracing::error!(domain = self.domain, error = %e, "commit refused");
+                self.journal.clear();
             }
         }
+    }
+
+    /// Writes the lost transaction again until it commits (see [`redo`]).
+    fn recover(&mut self, cause: &StoreError) {
+        redo::recover(&mut self.db, &self.journal, self.domain, cause);
+        self.committed();
+    }
+
+    /// After a commit: acknowledgements and live readers.
+    fn committed(&mut self) {
+        self.journal.clear();
+        acknowledge(&mut self.sessions);
+        publish(&mut self.db, self.setup, self.domain);
     }
 }
 
@@ -280,24 +455,6 @@ fn publish<S: Sink>(db: &mut S, setup: &WriterSetup, domain: &str) {
     setup.commits.bump(domain, ends, rows);
 }
 
-/// Commits if due; true if a commit happened. Right before a commit that
-/// can keep its rows for live readers, the store is told whether anyone
-/// follows the domain now (asking takes a lock the readers take too, so
-/// only then, not per command).
-fn commit<S: Sink>(db: &mut S, setup: &WriterSetup, idle: bool, domain: &str) -> bool {
-    let policy = &setup.commit;
-    if db.keep_due(policy, idle) {
-        db.keep_committed(setup.commits.watched(domain));
-    }
-    match db.commit_if_due(policy, idle) {
-        Ok(done) => done,
-        Err(e) => {
-            tracing::error!(domain, error = %e, "commit failed; will retry");
-            false
-        }
-    }
-}
-
 /// Where `session` resumes: the offset its rows were written up to.
 fn resume<S: Sink>(
     db: &mut S,
@@ -315,30 +472,6 @@ fn resume<S: Sink>(
     let (committed, rx) = watch::channel(stored);
     sessions.insert(session, Tracked { stored, committed });
     Ok((stored, rx))
-}
-
-/// Records a session's progress in the open transaction.
-fn advance<S: Sink>(
-    db: &mut S,
-    domain: &str,
-    sessions: &mut HashMap<Arc<str>, Tracked>,
-    p: Progress,
-) {
-    let stored = sessions.get(&p.session).map(|t| t.stored);
-    if stored.is_some_and(|s| p.offset <= s) {
-        return;
-    }
-    match db.set_session_offset(&p.session, p.sender, p.offset) {
-        Ok(()) => {
-            if let Some(t) = sessions.get_mut(&p.session) {
-                t.stored = p.offset;
-            }
-        }
-        // The rows are in; only the resume point lags, so a resumed sender
-        // may send them again. Logged loudly: that would duplicate rows.
-        Err(e) => tracing::error!(domain, session = %p.session, error = %e,
-            "cannot record the session's offset"),
-    }
 }
 
 /// After a commit: everything written is now durable.

@@ -79,6 +79,21 @@ pub enum StoreError {
     /// detail and hint when the server sent them).
     #[error("postgresql: {}", describe_pg(.0))]
     Postgres(#[from] ::postgres::Error),
+    /// The database cannot store anything now: a full disk or quota, a
+    /// read-only file system, an I/O error. The store has rolled its open
+    /// transaction back, so nothing written since the last commit is
+    /// stored; it all has to be written again once the cause is gone.
+    #[error(
+        "database {db} cannot store data now ({source}): free disk space or make \
+         the file system writable again; the data since the last commit is kept \
+         and written again"
+    )]
+    Unavailable {
+        /// The database (file path or URI).
+        db: String,
+        /// What failed.
+        source: Box<StoreError>,
+    },
 }
 
 /// `SQLSTATE 42P07: relation "x" already exists (detail: …; hint: …)` for
@@ -102,6 +117,13 @@ pub fn describe_pg(e: &::postgres::Error) -> String {
 }
 
 impl StoreError {
+    /// True if the database could not store anything (see
+    /// [`StoreError::Unavailable`]): the open transaction is gone and its
+    /// work must be done again, as opposed to one row or record refused.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
+    }
+
     /// The SQLSTATE of a PostgreSQL error, if the server sent one (also when
     /// it came through a COPY stream's I/O error).
     pub fn sqlstate(&self) -> Option<&str> {

@@ -19,6 +19,15 @@ use crate::sqlite::SqliteStore;
 /// Rows are written inside a transaction; they become visible to readers
 /// when it is committed ([`commit`](Sink::commit),
 /// [`commit_if_due`](Sink::commit_if_due), [`close`](Sink::close)).
+///
+/// Storage failures are transactions, not surprises: when any method
+/// returns an error for which [`StoreError::is_unavailable`] holds (a full
+/// disk, a read-only file system, an I/O error), the store has rolled its
+/// open transaction back. Nothing written since the last successful commit
+/// is stored — rows, session offsets, clock records, new senders, tables
+/// and the start time alike — and the caller must write it all again, in
+/// the same order (which gives the same ids), once the database takes
+/// writes again. Any other error concerns that call only.
 pub trait Sink {
     /// Where the database is, for logs (a file path, a PostgreSQL URI).
     fn description(&self) -> String;
@@ -48,13 +57,21 @@ pub trait Sink {
     fn insert(&mut self, row: &Row) -> Result<(), StoreError>;
 
     /// Writes rows in order; each row that cannot be stored is reported to
-    /// `failed` and skipped, the others are kept.
-    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+    /// `failed` and skipped, the others are kept. An error is a storage
+    /// failure that ended the transaction (see the trait).
+    fn insert_batch(
+        &mut self,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> Result<(), StoreError> {
         for row in rows {
-            if let Err(e) = self.insert(row) {
-                failed(row, e);
+            match self.insert(row) {
+                Ok(()) => {}
+                Err(e) if e.is_unavailable() => return Err(e),
+                Err(e) => failed(row, e),
             }
         }
+        Ok(())
     }
 
     /// The data offset up to which resumable session `id` (spec §3.6) has
@@ -157,7 +174,11 @@ impl Sink for SqliteStore {
         SqliteStore::insert(self, row)
     }
 
-    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+    fn insert_batch(
+        &mut self,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> Result<(), StoreError> {
         SqliteStore::insert_batch(self, rows, failed)
     }
 

@@ -45,7 +45,7 @@ fn every_row_of_a_long_batch_is_stored_in_order() {
         })
         .collect();
     let mut failed = 0;
-    db.insert_batch(&rows, &mut |_, _| failed += 1);
+    db.insert_batch(&rows, &mut |_, _| failed += 1).unwrap();
     db.close().unwrap();
     assert_eq!(failed, 0);
     let got = stored(dir.path());
@@ -73,7 +73,8 @@ fn a_malformed_row_inside_a_group_costs_only_itself() {
         })
         .collect();
     let mut failed = Vec::new();
-    db.insert_batch(&rows, &mut |r, e| failed.push((r.seq, e)));
+    db.insert_batch(&rows, &mut |r, e| failed.push((r.seq, e)))
+        .unwrap();
     db.close().unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].0, bad);
@@ -95,7 +96,7 @@ fn wide_tables_use_smaller_groups_within_the_parameter_limit() {
         .map(|k| row(t, k, (0..1000).map(Value::Int32).collect()))
         .collect();
     let mut failed = 0;
-    db.insert_batch(&rows, &mut |_, _| failed += 1);
+    db.insert_batch(&rows, &mut |_, _| failed += 1).unwrap();
     db.close().unwrap();
     assert_eq!(failed, 0);
     let c = rusqlite::Connection::open(dir.path().join("exp.sq3")).unwrap();

@@ -46,6 +46,19 @@ impl<S: Sink> Metered<S> {
             self.pending = 0;
         }
     }
+
+    /// Passes `r` on; after a storage failure (the store rolled back,
+    /// [`StoreError::is_unavailable`]) the rows written since the last
+    /// commit are no longer counted as stored: the writer writes them again.
+    fn check<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if matches!(&r, Err(e) if e.is_unavailable()) {
+            self.metrics
+                .stored
+                .fetch_sub(self.pending, Ordering::Relaxed);
+            self.pending = 0;
+        }
+        r
+    }
 }
 
 impl<S: Sink> Sink for Metered<S> {
@@ -62,15 +75,18 @@ impl<S: Sink> Sink for Metered<S> {
     }
 
     fn ensure_start_time(&mut self, client_start: i64) -> Result<i64, StoreError> {
-        self.inner.ensure_start_time(client_start)
+        let r = self.inner.ensure_start_time(client_start);
+        self.check(r)
     }
 
     fn sender_id(&mut self, name: &str) -> Result<i64, StoreError> {
-        self.inner.sender_id(name)
+        let r = self.inner.sender_id(name);
+        self.check(r)
     }
 
     fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
-        self.inner.register_schema(schema)
+        let r = self.inner.register_schema(schema);
+        self.check(r)
     }
 
     fn table_name(&self, id: TableId) -> Option<&str> {
@@ -84,25 +100,34 @@ impl<S: Sink> Sink for Metered<S> {
                 self.pending += 1;
                 self.metrics.stored.fetch_add(1, Ordering::Relaxed);
             }
+            Err(e) if e.is_unavailable() => {}
             Err(_) => {
                 self.metrics.rejected_store.fetch_add(1, Ordering::Relaxed);
             }
         }
-        r
+        self.check(r)
     }
 
-    fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+    fn insert_batch(
+        &mut self,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> Result<(), StoreError> {
         let mut bad = 0u64;
-        self.inner.insert_batch(rows, &mut |row, e| {
+        let r = self.inner.insert_batch(rows, &mut |row, e| {
             bad += 1;
             failed(row, e);
         });
+        if r.is_err() {
+            return self.check(r);
+        }
         let good = rows.len() as u64 - bad;
         self.pending += good;
         self.metrics.stored.fetch_add(good, Ordering::Relaxed);
         self.metrics
             .rejected_store
             .fetch_add(bad, Ordering::Relaxed);
+        Ok(())
     }
 
     fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
@@ -110,27 +135,30 @@ impl<S: Sink> Sink for Metered<S> {
     }
 
     fn set_session_offset(&mut self, id: &str, sender: i64, offset: u64) -> Result<(), StoreError> {
-        self.inner.set_session_offset(id, sender, offset)
+        let r = self.inner.set_session_offset(id, sender, offset);
+        self.check(r)
     }
 
     fn record_clock_estimate(&mut self, e: &store::ClockEstimate) -> Result<(), StoreError> {
-        self.inner.record_clock_estimate(e)
+        let r = self.inner.record_clock_estimate(e);
+        self.check(r)
     }
 
     fn record_clock_report(&mut self, r: &store::ClockReport) -> Result<(), StoreError> {
-        self.inner.record_clock_report(r)
+        let r = self.inner.record_clock_report(r);
+        self.check(r)
     }
 
     fn commit_if_due(&mut self, policy: &CommitPolicy, idle: bool) -> Result<bool, StoreError> {
         let res = self.inner.commit_if_due(policy, idle);
         self.committed(matches!(res, Ok(true)));
-        res
+        self.check(res)
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
         let res = self.inner.commit();
         self.committed(res.is_ok());
-        res
+        self.check(res)
     }
 
     fn refused(&mut self) -> u64 {

@@ -2,6 +2,7 @@
 
 mod catalog;
 pub mod ddl;
+mod rollback;
 pub mod values;
 
 use std::collections::HashMap;
@@ -63,6 +64,9 @@ pub struct SqliteStore {
     next_sender: i64,
     /// Open transaction: when it began and how many rows it holds.
     tx: Option<(Instant, usize)>,
+    /// The caches as of the last commit, restored if the open transaction
+    /// is rolled back after a storage failure (see [`rollback`]).
+    saved: rollback::Saved,
 }
 
 impl SqliteStore {
@@ -101,6 +105,7 @@ impl SqliteStore {
             senders: HashMap::new(),
             next_sender: 1,
             tx: None,
+            saved: rollback::Saved::default(),
         };
         store.begin()?;
         store.init_layout()?;
@@ -170,9 +175,11 @@ impl SqliteStore {
         if let Some(t) = self.start_time {
             return Ok(t);
         }
-        self.begin()?;
-        self.conn
-            .insert_bookkeeping(START_TIME_KEY, &client_start.to_string())?;
+        let r = self.begin().and_then(|()| {
+            self.conn
+                .insert_bookkeeping(START_TIME_KEY, &client_start.to_string())
+        });
+        self.guard(r)?;
         self.start_time = Some(client_start);
         Ok(client_start)
     }
@@ -182,18 +189,27 @@ impl SqliteStore {
         if let Some(&id) = self.senders.get(name) {
             return Ok(id);
         }
-        self.begin()?;
         let id = self.next_sender;
-        self.conn
-            .prepare_cached("INSERT INTO _senders (name, id) VALUES (?1, ?2)")?
-            .execute(rusqlite::params![name, id])?;
+        let r = self.begin().and_then(|()| {
+            self.conn
+                .prepare_cached("INSERT INTO _senders (name, id) VALUES (?1, ?2)")?
+                .execute(rusqlite::params![name, id])?;
+            Ok(())
+        });
+        self.guard(r)?;
         self.next_sender += 1;
         self.senders.insert(name.to_owned(), id);
+        self.added_sender(name);
         Ok(id)
     }
 
     /// The stored data offset of resumable session `id` (0 if unknown).
     pub fn session_offset(&mut self, id: &str) -> Result<u64, StoreError> {
+        let r = self.read_session_offset(id);
+        self.guard(r)
+    }
+
+    fn read_session_offset(&self, id: &str) -> Result<u64, StoreError> {
         let exists: bool = self.conn.query_row(
             "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' \
              AND name = '_streamgauge_sessions'",
@@ -218,61 +234,69 @@ impl SqliteStore {
         sender: i64,
         offset: u64,
     ) -> Result<(), StoreError> {
-        self.begin()?;
-        self.conn.execute_batch(crate::sql::CREATE_SESSIONS)?;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
-                 VALUES (?1, ?2, ?3) ON CONFLICT(session) DO UPDATE SET \
-                 sender_id = excluded.sender_id, data_offset = excluded.data_offset",
-            )?
-            .execute(rusqlite::params![id, sender, offset as i64])?;
-        Ok(())
+        let r = self.begin().and_then(|()| {
+            self.conn.execute_batch(crate::sql::CREATE_SESSIONS)?;
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO _streamgauge_sessions (session, sender_id, data_offset) \
+                     VALUES (?1, ?2, ?3) ON CONFLICT(session) DO UPDATE SET \
+                     sender_id = excluded.sender_id, data_offset = excluded.data_offset",
+                )?
+                .execute(rusqlite::params![id, sender, offset as i64])?;
+            Ok(())
+        });
+        self.guard(r)
     }
 
     /// Records the server's estimate of a sender's clock offset (see
     /// [`crate::clock`]), in the open transaction.
     pub fn record_clock_estimate(&mut self, e: &ClockEstimate) -> Result<(), StoreError> {
-        self.begin()?;
-        self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
-        self.conn
-            .prepare_cached(crate::clock::UPSERT_ESTIMATE)?
-            .execute(rusqlite::params![
-                e.sender,
-                e.name,
-                e.start_time,
-                e.connected_at,
-                e.offset,
-                e.samples
-            ])?;
-        Ok(())
+        let r = self.begin().and_then(|()| {
+            self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
+            self.conn
+                .prepare_cached(crate::clock::UPSERT_ESTIMATE)?
+                .execute(rusqlite::params![
+                    e.sender,
+                    e.name,
+                    e.start_time,
+                    e.connected_at,
+                    e.offset,
+                    e.samples
+                ])?;
+            Ok(())
+        });
+        self.guard(r)
     }
 
     /// Records a sender's latest clock report, in the open transaction.
     pub fn record_clock_report(&mut self, r: &ClockReport) -> Result<(), StoreError> {
-        self.begin()?;
-        self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
-        self.conn
-            .prepare_cached(crate::clock::UPSERT_REPORT)?
-            .execute(rusqlite::params![
-                r.sender,
-                r.name,
-                r.source,
-                r.daemon,
-                i32::from(r.synchronized),
-                r.offset,
-                r.maxerror,
-                r.esterror,
-                r.reported_at
-            ])?;
-        Ok(())
+        let res = self.begin().and_then(|()| {
+            self.conn.execute_batch(crate::clock::CREATE_CLOCK)?;
+            self.conn
+                .prepare_cached(crate::clock::UPSERT_REPORT)?
+                .execute(rusqlite::params![
+                    r.sender,
+                    r.name,
+                    r.source,
+                    r.daemon,
+                    i32::from(r.synchronized),
+                    r.offset,
+                    r.maxerror,
+                    r.esterror,
+                    r.reported_at
+                ])?;
+            Ok(())
+        });
+        self.guard(res)
     }
 
     /// The table for `schema`: an existing one of the same definition, or a
     /// new one (renamed `_2`..`_9` if the name holds another definition).
     pub fn register_schema(&mut self, schema: &Schema) -> Result<TableId, StoreError> {
-        self.begin()?;
-        Ok(self.catalog.register(&mut self.conn, schema)?.0)
+        let r = self
+            .begin()
+            .and_then(|()| Ok(self.catalog.register(&mut self.conn, schema)?.0));
+        self.guard(r)
     }
 
     /// The schema of a table as stored (its name may carry a `_N` suffix).
@@ -288,45 +312,59 @@ impl SqliteStore {
     /// Inserts one row (inside the open transaction).
     pub fn insert(&mut self, row: &Row) -> Result<(), StoreError> {
         let mut result = Ok(());
-        self.insert_batch(std::slice::from_ref(row), &mut |_, e| result = Err(e));
+        self.insert_batch(std::slice::from_ref(row), &mut |_, e| result = Err(e))?;
         result
     }
 
     /// Inserts rows in order (inside the open transaction); each row that
-    /// cannot be stored is reported to `failed` and skipped.
+    /// cannot be stored is reported to `failed` and skipped. An error is a
+    /// storage failure ([`StoreError::Unavailable`]): the transaction was
+    /// rolled back, and nothing since the last commit is stored.
     ///
     /// This is the server's hot path: the INSERT of a table is looked up
     /// once per run of rows for that table (not once per row), and values
     /// are bound straight from the rows ([`values::bind`]).
-    pub fn insert_batch(&mut self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) {
+    pub fn insert_batch(
+        &mut self,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> Result<(), StoreError> {
         if rows.is_empty() {
-            return;
+            return Ok(());
         }
-        if let Err(e) = self.begin() {
-            self.fail_all(rows, failed, &e.to_string());
-            return;
-        }
+        let r = self.begin();
+        self.guard(r)?;
         let mut stored = 0;
         for run in rows.chunk_by(|a, b| a.table == b.table) {
-            stored += self.insert_run(run, failed);
+            match self.insert_run(run, failed) {
+                Ok(n) => stored += n,
+                Err(e) => return Err(self.abandon(e.into())),
+            }
         }
         if let Some((_, n)) = &mut self.tx {
             *n += stored;
         }
+        Ok(())
     }
 
-    /// Inserts rows that all go to one table; returns how many were stored.
-    fn insert_run(&self, rows: &[Row], failed: &mut dyn FnMut(&Row, StoreError)) -> usize {
+    /// Inserts rows that all go to one table; returns how many were
+    /// stored, or the storage failure that ended the transaction.
+    fn insert_run(
+        &self,
+        rows: &[Row],
+        failed: &mut dyn FnMut(&Row, StoreError),
+    ) -> rusqlite::Result<usize> {
         let id = rows[0].table;
         let Some(table) = self.catalog.get(id) else {
             self.fail_all(rows, failed, &format!("unknown table id {}", id.0));
-            return 0;
+            return Ok(0);
         };
         let mut stmt = match self.conn.prepare_cached(&table.insert_sql) {
             Ok(stmt) => stmt,
+            Err(e) if self.is_lost(&e) => return Err(e),
             Err(e) => {
                 self.fail_all(rows, failed, &e.to_string());
-                return 0;
+                return Ok(0);
             }
         };
         let fields = table.schema.fields.len();
@@ -337,16 +375,22 @@ impl SqliteStore {
         // below, so the failing row is reported and the others are kept.
         while table.multi_rows > 1 && rest.len() >= table.multi_rows {
             let (group, tail) = rest.split_at(table.multi_rows);
-            if group.iter().all(|r| r.values.len() == fields)
-                && self.execute_multi(&table.insert_multi_sql, group).is_ok()
-            {
-                stored += group.len();
-            } else {
-                stored += Self::execute_each(&mut stmt, table, group, failed);
+            let whole = group.iter().all(|r| r.values.len() == fields);
+            match whole.then(|| self.execute_multi(&table.insert_multi_sql, group)) {
+                Some(Ok(())) => stored += group.len(),
+                // Retrying row by row would write them outside any
+                // transaction if SQLite has rolled it back.
+                Some(Err(e)) if self.is_lost(&e) => return Err(e),
+                _ => stored += self.execute_each(&mut stmt, table, group, failed)?,
             }
             rest = tail;
         }
-        stored + Self::execute_each(&mut stmt, table, rest, failed)
+        Ok(stored + self.execute_each(&mut stmt, table, rest, failed)?)
+    }
+
+    /// True if statement error `e` ended the transaction (see [`rollback`]).
+    fn is_lost(&self, e: &rusqlite::Error) -> bool {
+        rollback::is_storage_failure(e) || self.conn.is_autocommit()
     }
 
     /// Inserts `group` with one statement.
@@ -359,13 +403,15 @@ impl SqliteStore {
         stmt.raw_execute().map(|_| ())
     }
 
-    /// Inserts rows one statement each; returns how many were stored.
+    /// Inserts rows one statement each; returns how many were stored, or
+    /// the storage failure that ended the transaction.
     fn execute_each(
+        &self,
         stmt: &mut rusqlite::Statement<'_>,
         table: &catalog::Table,
         rows: &[Row],
         failed: &mut dyn FnMut(&Row, StoreError),
-    ) -> usize {
+    ) -> rusqlite::Result<usize> {
         let fields = table.schema.fields.len();
         let mut stored = 0;
         for row in rows {
@@ -382,10 +428,11 @@ impl SqliteStore {
             }
             match bind_row(stmt, 1, row).and_then(|_| stmt.raw_execute()) {
                 Ok(_) => stored += 1,
+                Err(e) if self.is_lost(&e) => return Err(e),
                 Err(e) => failed(row, e.into()),
             }
         }
-        stored
+        Ok(stored)
     }
 
     /// Reports every row of `rows` to `failed` with the same [`StoreError::Layout`] reason.
@@ -405,6 +452,7 @@ impl SqliteStore {
         if self.tx.is_none() {
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
             self.tx = Some((Instant::now(), 0));
+            self.save();
         }
         Ok(())
     }
@@ -417,8 +465,12 @@ impl SqliteStore {
     /// Commits the open transaction, if any.
     pub fn commit(&mut self) -> Result<(), StoreError> {
         if self.tx.is_some() {
-            // On failure the transaction stays open, so a later commit retries it.
-            self.conn.execute_batch("COMMIT")?;
+            // A failed COMMIT may leave the transaction open (SQLITE_BUSY)
+            // or not (SQLITE_FULL): either way it is rolled back here and
+            // the caller writes it again (see [`rollback`]).
+            if let Err(e) = self.conn.execute_batch("COMMIT") {
+                return Err(self.abandon(e.into()));
+            }
             self.tx = None;
         }
         Ok(())
