@@ -2,8 +2,7 @@
 # Set up everything, then run streamgauge's whole test suite:
 #   formatting, clippy, unit/integration/doc tests, release build,
 #   the Python package and its pytest suite, the manager's browser tests,
-#   bench compilation (if any benches), fuzz build + short fuzz smoke runs
-#   (if fuzz/ exists).
+#   fuzz build + short fuzz smoke runs (if fuzz/ exists).
 #
 #   bash scripts/test.sh
 #
@@ -50,6 +49,13 @@ summary() {
         sort -u "$SKIP_LOG" | sed 's/^/  /'
     fi
     rm -f "$SKIP_LOG"
+    if [ -s "${TEST_LOG:-}" ]; then
+        echo "-------------------------------------------------------------------"
+        echo " slowest tests (cargo test, seconds)"
+        sed -n 's/^test \(.*\) \.\.\. [a-zA-Z]* <\([0-9.]*\)s>$/\2 \1/p' "$TEST_LOG" \
+            | sort -rn | head -20 | awk '{printf "  %8.1f  %s\n", $1, $2}'
+        rm -f "$TEST_LOG"
+    fi
     if [ "$rc" -ne 0 ]; then
         if [ -n "$CURRENT" ]; then
             echo "  FAILED   $CURRENT"
@@ -88,12 +94,6 @@ skip() {
     local name="$1" why="$2"
     banner "$name: skipped ($why)"
     RESULTS+=("$(printf 'skipped  %-28s (%s)' "$name" "$why")")
-}
-
-has_benches() {
-    # A benches/ folder with Rust files, or an explicit [[bench]] section.
-    [ -n "$(find "$ROOT/crates" -path '*/benches/*.rs' -print -quit 2>/dev/null)" ] \
-        || grep -qs '^\[\[bench\]\]' "$ROOT"/crates/*/Cargo.toml
 }
 
 fuzz_smoke() {
@@ -140,7 +140,15 @@ python_install() {
 step "pip install ./python" python_install
 # --no-fail-fast: one run reports every failing test binary, not only the
 # first (a CI run is long; its report should say all that is wrong).
-step "cargo test" cargo test --workspace --no-fail-fast
+# --report-time (libtest's per-test timing; RUSTC_BOOTSTRAP lets the
+# stable harness accept it) feeds the summary's slowest tests.
+TEST_LOG="$(mktemp "${TMPDIR:-/tmp}/streamgauge-cargo-test.XXXXXX")"
+cargo_test() {
+    RUSTC_BOOTSTRAP=1 cargo test --workspace --no-fail-fast -- -Zunstable-options --report-time \
+        2>&1 | tee "$TEST_LOG"
+    return "${PIPESTATUS[0]}"
+}
+step "cargo test" cargo_test
 step "cargo build --release" cargo build --workspace --release
 
 # The Python package's pytest suite drives the release binary built above
@@ -155,11 +163,9 @@ step "pytest python/tests" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target
 step "browser tests (manager web)" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
     npm --prefix "$ROOT/crates/manager/web" test
 
-if has_benches; then
-    step "cargo bench --no-run" cargo bench --workspace --no-run
-else
-    skip "cargo bench --no-run" "no benches"
-fi
+# Benches are not built again here: `cargo clippy --all-targets` above
+# type-checks every bench target, and building them in the bench profile
+# cost a whole optimised build of the workspace (about nine minutes).
 
 if [ -f "$ROOT/fuzz/Cargo.toml" ]; then
     step "cargo fuzz build" cargo +nightly fuzz build
