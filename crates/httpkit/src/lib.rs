@@ -50,7 +50,6 @@ mod config;
 mod error;
 pub mod guard;
 pub mod hosts;
-#[cfg(feature = "testing")]
 pub mod probe;
 mod serve;
 pub mod tokens;

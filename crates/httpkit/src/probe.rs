@@ -1,5 +1,4 @@
-//! Probes for tests of any endpoint built on this crate (feature
-//! `testing`): raw HTTP/1.1 requests with exactly the headers a browser
+//! Probes for tests of any endpoint built on this crate: raw HTTP/1.1 requests with exactly the headers a browser
 //! under DNS rebinding would send, and the one assertion every endpoint's
 //! tests make about them.
 
