@@ -72,12 +72,12 @@ need_file() {
 
 step_setup() {
     banner "setup"
-    bash "$ROOT/scripts/setup.sh"
+    bash "$ROOT/scripts/setup.sh" --demo
 }
 
 step_build() {
     banner "build (release)"
-    cargo build --workspace --release || die "release build failed (see cargo's errors above)"
+    cargo build --release -p streamgauge || die "release build failed (see cargo's errors above)"
     [ -x "$BIN" ] || die "binary not built: $BIN (does crates/cli build a binary named 'streamgauge'?)"
 }
 

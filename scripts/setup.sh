@@ -4,7 +4,9 @@
 # Idempotent and non-interactive: every step checks first and only installs
 # what is missing, so a second run takes a few seconds.
 #
-#   bash scripts/setup.sh
+#   bash scripts/setup.sh          everything: build, tests, fuzzing, demo
+#   bash scripts/setup.sh --demo   only what scripts/demo.sh needs (build
+#                                  the release binary, run the main job)
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -12,6 +14,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian packages needed now (build, codec, CLI) and soon (eBPF inline
 # measurement, collection server backends, network tests, passive capture).
+# What the demo needs: the release build (C toolchain, clang and the libbpf
+# headers for the in-line eBPF programs, libpcap for capture filters) and
+# the tools the demo runs (sqlite3, ping).
+DEMO_APT_PACKAGES=(
+    build-essential pkg-config
+    clang llvm libelf-dev zlib1g-dev libbpf-dev linux-libc-dev libpcap-dev
+    sqlite3 iputils-ping
+)
+
 APT_PACKAGES=(
     build-essential pkg-config
     clang llvm libelf-dev zlib1g-dev libbpf-dev bpftool ethtool
@@ -64,7 +75,7 @@ setup_apt() {
     command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script expects Debian/Ubuntu"
 
     local missing=() p
-    for p in "${APT_PACKAGES[@]}"; do
+    for p in "$@"; do
         pkg_installed "$p" || missing+=("$p")
     done
     if [ "${#missing[@]}" -eq 0 ]; then
@@ -117,7 +128,9 @@ setup_rust() {
         rustup component add --toolchain stable "${need[@]}" </dev/null || die "rustup component add ${need[*]} failed"
     fi
     log "rust stable ok ($(rustc +stable --version))"
+}
 
+setup_rust_fuzz() {
     # Nightly, for cargo-fuzz (sanitizer flags need it).
     STEP="rust nightly"
     if ! rustup toolchain list | grep -q '^nightly'; then
@@ -143,32 +156,38 @@ setup_rust() {
 # psycopg (streamgauge.read from PostgreSQL), moto's server (a real
 # S3-compatible server on loopback for the archive tests), scipy, statsmodels
 # and matplotlib (streamgauge.observe: ANOVA, Tukey, bootstrap, report plots).
+# The demo needs only oml4py (an unmodified OML4Py application reports
+# to our server).
+DEMO_PY_PACKAGES=(oml4py==2.10.4)
 PY_PACKAGES=(oml4py==2.10.4 pytest "maturin>=1.5,<2" "pandas>=1.5" "pyarrow>=12" "psycopg[binary]>=3.1" "moto[server]>=5" "scipy>=1.15" "statsmodels>=0.14" "matplotlib>=3.7")
 
+# setup_python "MODULE, MODULE…" PACKAGE…: installs the packages unless
+# every module already imports (with oml4py at the pinned version).
 setup_python() {
-    STEP="python test packages"
+    STEP="python packages"
+    local imports="$1"
+    shift
     local py="${PYTHON:-python3}"
-    command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py tests)"
-    if "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels, matplotlib, sys; sys.exit(oml4py.__version__ != "2.10.4")' \
-        >/dev/null 2>&1; then
+    command -v "$py" >/dev/null 2>&1 || die "$py not found (needed for the oml4py demo and tests)"
+    if "$py" -c "import $imports, sys; sys.exit(oml4py.__version__ != '2.10.4')" >/dev/null 2>&1; then
         log "python packages ok ($("$py" --version 2>&1))"
         return 0
     fi
-    log "installing python packages: ${PY_PACKAGES[*]}"
+    log "installing python packages: $*"
     PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-        "$py" -m pip install --no-input -q "${PY_PACKAGES[@]}" </dev/null \
-        || die "pip install ${PY_PACKAGES[*]} failed"
+        "$py" -m pip install --no-input -q "$@" </dev/null \
+        || die "pip install $* failed"
     # pyenv keeps shims per installed command; refresh them if it is there.
     if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
-    "$py" -c 'import oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels, matplotlib' >/dev/null 2>&1 \
-        || die "oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels or matplotlib still not importable by $py"
+    "$py" -c "import $imports" >/dev/null 2>&1 || die "$imports still not importable by $py"
     log "python packages ok (installed)"
 }
 
 # The manager's front end (crates/manager/web): its npm packages, exactly as
 # locked in package-lock.json (`npm ci`, again only when the lock file
-# changed), then the build into web/dist, which crates/manager/build.rs
-# embeds in the binary (rebuilt only when web/src is newer than web/dist).
+# changed), for the browser tests and for scripts/test.sh's check that the
+# committed bundle (web/dist, embedded by crates/manager/build.rs) is what
+# `npm run build` makes of web/src. Building streamgauge needs none of it.
 setup_web() {
     STEP="manager web front end"
     local web="$ROOT/crates/manager/web"
@@ -187,11 +206,7 @@ setup_web() {
         log "npm ci in crates/manager/web"
         (cd "$web" && npm ci --no-audit --no-fund </dev/null) || die "npm ci failed in $web"
     fi
-    if [ ! -f "$web/dist/index.html" ] || [ -n "$(find "$web/src" "$web/build.mjs" -newer "$web/dist/index.html" -print -quit)" ]; then
-        log "building the front end (npm run build)"
-        (cd "$web" && npm run build </dev/null) || die "npm run build failed in $web"
-    fi
-    log "manager web front end ok ($(cd "$web" && ls dist/assets | tr '\n' ' '))"
+    log "manager web front end toolchain ok ($(cd "$web" && node_modules/.bin/esbuild --version))"
 }
 
 # The reference OML suite (liboml2, oml2-server, oml2-proxy-server) built
@@ -213,11 +228,23 @@ setup_reference() {
 }
 
 main() {
-    setup_apt
-    setup_rust
-    setup_python
-    setup_web
-    setup_reference
+    case "${1:-}" in
+        --demo)
+            setup_apt "${DEMO_APT_PACKAGES[@]}"
+            setup_rust
+            setup_python "oml4py" "${DEMO_PY_PACKAGES[@]}"
+            ;;
+        "")
+            setup_apt "${DEMO_APT_PACKAGES[@]}" "${APT_PACKAGES[@]}"
+            setup_rust
+            setup_rust_fuzz
+            setup_python "oml4py, pytest, maturin, pandas, pyarrow, psycopg, moto.server, scipy, statsmodels, matplotlib" \
+                "${PY_PACKAGES[@]}"
+            setup_web
+            setup_reference
+            ;;
+        *) die "unknown argument '$1' (usage: setup.sh [--demo])" ;;
+    esac
     STEP="done"
     log "all done"
 }

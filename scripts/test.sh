@@ -127,6 +127,21 @@ step "setup" bash "$ROOT/scripts/setup.sh"
 step "cargo fmt --check" cargo fmt --all -- --check
 step "rust-version check" python3 "$ROOT/scripts/check-msrv.py"
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+# The manager's web bundle is committed (so that building needs no Node);
+# it must be exactly what `npm run build` makes of web/src.
+web_bundle_reproducible() {
+    npm --prefix "$ROOT/crates/manager/web" run build </dev/null
+    local changed
+    changed="$(git -C "$ROOT" status --porcelain -- crates/manager/web/dist)"
+    if [ -n "$changed" ]; then
+        echo "crates/manager/web/dist differs from what \`npm run build\` makes of web/src:" >&2
+        echo "$changed" >&2
+        echo "run \`npm --prefix crates/manager/web run build\` and commit crates/manager/web/dist" >&2
+        return 1
+    fi
+    echo "web bundle: committed dist/ is byte for byte the build of web/src"
+}
+step "web bundle reproducible" web_bundle_reproducible
 step "build without eBPF toolchain" bash "$ROOT/scripts/check-build-shape.sh"
 # The Python package (python/): built and installed into the machine's
 # python3 with maturin through pip, before the Rust tests, some of which

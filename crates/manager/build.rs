@@ -1,65 +1,30 @@
-//! Embeds the web front end (`web/dist/`, built by `web/build.mjs`) in the
-//! binary: writes `$OUT_DIR/assets_table.rs`, a table of every file of
-//! `web/dist` with its URL path, content type and `include_bytes!` body,
-//! which `src/assets.rs` includes.
+//! Embeds the web front end (`web/dist/`, built by `web/build.mjs` and
+//! committed) in the binary: writes `$OUT_DIR/assets_table.rs`, a table of
+//! every file of `web/dist` with its URL path, content type and
+//! `include_bytes!` body, which `src/assets.rs` includes.
 //!
-//! When `web/dist` is missing or older than `web/src`, and the front-end
-//! toolchain is installed (`web/node_modules`), `npm run build` is run here
-//! (local only: it downloads nothing). Without the toolchain a missing
-//! `web/dist` fails the build with the commands that make it.
+//! The bundle is committed so that `cargo build` and `cargo install` need
+//! no Node: this script never runs npm. `scripts/test.sh` rebuilds the
+//! bundle from `web/src` and fails unless the result is byte for byte what
+//! is committed; whoever changes `web/src` runs
+//! `npm --prefix crates/manager/web run build` and commits `web/dist`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::SystemTime;
 
 fn main() {
     let manifest = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
-    let web = manifest.join("web");
-    let dist = web.join("dist");
-    for p in [
-        "src",
-        "dist",
-        "build.mjs",
-        "package.json",
-        "package-lock.json",
-        "tsconfig.json",
-    ] {
-        println!("cargo:rerun-if-changed={}", web.join(p).display());
-    }
-
-    let index = dist.join("index.html");
-    let have_toolchain = web
-        .join("node_modules")
-        .join(".bin")
-        .join("esbuild")
-        .exists();
-    let stale = match (newest(&web.join("src")), modified(&index)) {
-        (Some(src), Some(built)) => src > built,
-        _ => false,
-    };
-    if !index.exists() || stale {
-        if have_toolchain {
-            build_front_end(&web);
-        } else if index.exists() {
-            println!(
-                "cargo:warning=web/dist is older than web/src and the front-end toolchain is not installed; \
-                 embedding the old build (run `npm --prefix crates/manager/web ci` to rebuild it)"
-            );
-        } else {
-            panic!(
-                "\n\nThe manager's web front end is not built (crates/manager/web/dist is missing) and \
-                 the front-end toolchain is not installed.\nRun `bash scripts/setup.sh`, or:\n    \
-                 npm --prefix crates/manager/web ci && npm --prefix crates/manager/web run build\n\n"
-            );
-        }
-    }
-    if !index.exists() {
+    let dist = manifest.join("web").join("dist");
+    println!("cargo:rerun-if-changed={}", dist.display());
+    if !dist.join("index.html").exists() {
         panic!(
-            "web/dist/index.html is still missing after `npm run build` in {}",
-            web.display()
+            "\n\nThe manager's web front end is missing ({}/index.html): it is committed with \
+             the source, so this checkout is incomplete. Restore it with `git checkout -- \
+             crates/manager/web/dist`, or rebuild it:\n    \
+             npm --prefix crates/manager/web ci && npm --prefix crates/manager/web run build\n\n",
+            dist.display()
         );
     }
 
@@ -91,26 +56,6 @@ fn main() {
     std::fs::write(out.join("assets_table.rs"), table).expect("writing assets_table.rs");
 }
 
-/// Runs `npm run build` in `web` (type check, then esbuild).
-fn build_front_end(web: &Path) {
-    let status = Command::new("npm")
-        .args(["run", "build"])
-        .current_dir(web)
-        .status()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run `npm run build` in {}: {e} (is npm installed? run scripts/setup.sh)",
-                web.display()
-            )
-        });
-    if !status.success() {
-        panic!(
-            "`npm run build` failed in {} ({status}); its errors are above",
-            web.display()
-        );
-    }
-}
-
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let entries =
         std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
@@ -122,25 +67,6 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
-}
-
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// The newest modification time of any file under `dir`.
-fn newest(dir: &Path) -> Option<SystemTime> {
-    let mut best = modified(dir);
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let t = if path.is_dir() {
-            newest(&path)
-        } else {
-            modified(&path)
-        };
-        best = best.max(t);
-    }
-    best
 }
 
 fn content_type(path: &Path) -> &'static str {

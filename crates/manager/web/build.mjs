@@ -1,8 +1,8 @@
 // Builds the front end into dist/: one JavaScript bundle and one style
 // sheet under dist/assets/ with content hashes in their names (served as
 // immutable by crates/manager/src/assets.rs), and dist/index.html naming
-// them. Run with `npm run build` (type check first), or by
-// crates/manager/build.rs when dist/ is missing or older than src/.
+// them. Run with `npm run build` (type check first); the result is
+// committed and embedded by crates/manager/build.rs (see there why).
 import * as esbuild from "esbuild";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
