@@ -142,3 +142,36 @@ async fn a_token_file_guards_pause_and_resume_and_turns_off_the_line_protocol() 
     .unwrap();
     proxy.shutdown().await;
 }
+
+/// A web page that re-binds its name to 127.0.0.1 cannot pause the proxy
+/// (the issue measured exactly that): foreign `Host` 421, foreign `Origin`
+/// 403, and the proxy keeps forwarding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebinding_pages_cannot_pause_the_proxy() {
+    let dirs = Dirs::new();
+    let mut config = proxy_config(&dirs.journal(), free_addr());
+    config.control = Some("127.0.0.1:0".parse().unwrap());
+    config.control_allowed_hosts = vec!["proxy.testbed".into()];
+    let (proxy, _) = start_proxy(config).await;
+    let control = proxy.control_addr().unwrap();
+    tokio::task::spawn_blocking(move || {
+        httpkit::probe::assert_host_checks(control, "/status", "/pause", "{}", &["proxy.testbed"]);
+        let (status, body) = httpkit::probe::raw_request(
+            control,
+            "POST",
+            "/pause",
+            &[
+                ("Host", "evil.example"),
+                ("Content-Type", "application/json"),
+            ],
+            "{}",
+        )
+        .unwrap();
+        assert_eq!(status, 421, "{body}");
+        let (code, status) = http(control, "GET", "/status");
+        assert_eq!(code, 200);
+        assert_eq!(status["paused"], false, "refused requests paused the proxy");
+    })
+    .await
+    .unwrap();
+}
