@@ -109,14 +109,11 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "") not in ("", "false", "0")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def _no_silent_skip(report, nodeid: str) -> None:
     """A skipped test never passes silently: under CI (where
     scripts/setup.sh installs every tool) a skip is a failure; elsewhere it
     is listed in STREAMGAUGE_SKIP_LOG, which scripts/test.sh prints in its
     summary."""
-    outcome = yield
-    report = outcome.get_result()
     if not report.skipped or hasattr(report, "wasxfail"):
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -127,4 +124,17 @@ def pytest_runtest_makereport(item, call):
     log = os.environ.get("STREAMGAUGE_SKIP_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as f:
-            f.write(f"python {item.nodeid}: {reason}\n")
+            f.write(f"python {nodeid}: {reason}\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _no_silent_skip(outcome.get_result(), item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Skips at collection time too (a module-level importorskip)."""
+    outcome = yield
+    _no_silent_skip(outcome.get_result(), collector.nodeid)
