@@ -16,7 +16,16 @@ import { fileURLToPath } from "node:url";
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 export const BIN = process.env.STREAMGAUGE_BIN || join(ROOT, "target", "release", "streamgauge");
 export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-export const SHOTS = join(ROOT, "docs", "manager");
+/**
+ * Where screenshots go: docs/manager (committed, shown by docs/manager.md)
+ * only when SCREENSHOTS=update is set, so that a test run never rewrites
+ * tracked files; otherwise test-results/screenshots (ignored), where a
+ * failing run's pictures can still be looked at.
+ */
+export const SHOTS =
+  process.env.SCREENSHOTS === "update"
+    ? join(ROOT, "docs", "manager")
+    : join(ROOT, "crates", "manager", "web", "test-results", "screenshots");
 
 /** Why the tests cannot run here, or null. In CI a missing tool is a failure. */
 export function missing() {
@@ -243,7 +252,7 @@ export async function launchBrowser() {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
 }
 
-/** Saves a screenshot for docs/manager.md. */
+/** Saves a screenshot (for docs/manager.md with SCREENSHOTS=update). */
 export async function screenshot(page, name) {
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
