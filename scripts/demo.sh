@@ -13,11 +13,19 @@
 #      into the same server, stop the server with SIGTERM, and export the
 #      ping stream to CSV with `streamgauge export`,
 #   6. decode a capture to JSON and convert it binary -> text -> JSON, to
-#      show the codec on its own.
+#      show the codec on its own,
+#   7. read the same data back through the server's HTTP query API, and
+#      show it in the manager's web front end: an experiment whose streams
+#      are plotted, with the URL and the generated admin password printed.
 # Each step is a function listed in main().
 #
-# Works from any directory. Non-interactive. DEMO_LINES sets how many lines
-# of each output are shown (default 15).
+#   bash scripts/demo.sh [--no-serve]
+#
+# Works from any directory. Run from a terminal, it keeps the server and
+# the manager serving until Ctrl-C; under CI=true, without a terminal or
+# with --no-serve it checks that the pages answer and stops (SIGTERM:
+# drain, commit, close). DEMO_LINES sets how many lines of each output are
+# shown (default 15).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,8 +38,18 @@ case ":$PATH:" in
 esac
 
 DEMO_LINES="${DEMO_LINES:-15}"
+SERVE=1
+case "${1:-}" in
+    --no-serve) SERVE=0 ;;
+    "") ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo: unknown argument '$1' (usage: demo.sh [--no-serve])" >&2; exit 2 ;;
+esac
+if [ -n "${CI:-}" ] && [ "${CI}" != "false" ] && [ "${CI}" != "0" ]; then SERVE=0; fi
+[ -t 0 ] && [ -t 1 ] || SERVE=0
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-BIN="$TARGET_DIR/release/streamgauge"
+# STREAMGAUGE_BIN: run the demo with that binary instead of building one.
+BIN="${STREAMGAUGE_BIN:-$TARGET_DIR/release/streamgauge}"
 VECTORS="$ROOT/spec/vectors"
 REF_BIN="$VECTORS/0001-ref-alltypes.bin"
 REF_TXT="$VECTORS/0001-ref-alltypes.txt"
@@ -76,6 +94,10 @@ step_setup() {
 }
 
 step_build() {
+    if [ -n "${STREAMGAUGE_BIN:-}" ]; then
+        [ -x "$BIN" ] || die "STREAMGAUGE_BIN=$BIN is not an executable"
+        return 0
+    fi
     banner "build (release)"
     cargo build --release -p streamgauge || die "release build failed (see cargo's errors above)"
     [ -x "$BIN" ] || die "binary not built: $BIN (does crates/cli build a binary named 'streamgauge'?)"
@@ -139,6 +161,57 @@ free_port() {
     die "no free TCP port found"
 }
 
+# wait_port PORT PID LOG: wait until PORT on loopback accepts, or die if PID
+# exited (showing LOG).
+wait_port() {
+    local port="$1" pid="$2" log="$3" i
+    for i in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || die "a service exited early: $(cat "$log")"
+        sleep 0.1
+    done
+    die "nothing listens on 127.0.0.1:$port after 10 s (log: $log)"
+}
+
+# json EXPR: evaluates a Python expression over the JSON document on stdin
+# (bound to d) and prints the result.
+json() {
+    python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"
+}
+
+# api METHOD PATH [BODY]: the manager's API with the demo's browser session
+# (cookie and CSRF token, as the web front end sends them).
+api() {
+    local method="$1" path="$2" body="${3:-}"
+    local args=(-sS --fail-with-body -b "$WORK/cookies" -X "$method" -H "X-CSRF-Token: $CSRF")
+    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' -d "$body")
+    curl "${args[@]}" "$MANAGER_URL/api/v1$path"
+}
+
+# The manager, with a generated admin password, the collection server as a
+# device and an experiment whose domain is the one the demo's clients use.
+start_manager() {
+    local port
+    port="$(free_port)"
+    MANAGER_URL="http://127.0.0.1:$port"
+    ADMIN_PASSWORD="$(head -c 18 /dev/urandom | base64 | tr '+/' 'xy')"
+    banner "the manager on $MANAGER_URL"
+    echo "\$ STREAMGAUGE_ADMIN_PASSWORD=… streamgauge manager --listen 127.0.0.1:$port --data-dir $WORK/manager"
+    STREAMGAUGE_ADMIN_PASSWORD="$ADMIN_PASSWORD" "$BIN" manager --listen "127.0.0.1:$port" \
+        --data-dir "$WORK/manager" >"$WORK/manager.log" 2>&1 &
+    MANAGER_PID=$!
+    wait_port "$port" "$MANAGER_PID" "$WORK/manager.log"
+    CSRF="$(curl -sS --fail-with-body -c "$WORK/cookies" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"admin\",\"password\":\"$ADMIN_PASSWORD\"}" "$MANAGER_URL/api/v1/login" \
+        | json 'd["csrf_token"]')" || die "cannot log in to the manager (log: $WORK/manager.log)"
+    local collector
+    collector="$(api POST /devices "{\"name\":\"collector\",\"kind\":\"collector\",\"hostname\":\"127.0.0.1\",\"port\":$HTTP_PORT}" \
+        | json 'd["id"]')" || die "cannot add the collection server as a device"
+    EXPERIMENT="$(api POST /experiments "{\"name\":\"demo\",\"domain\":\"demo\",\"collector\":$collector,\"description\":\"scripts/demo.sh: OML4Py and ping into the collection server\"}" \
+        | json 'd["id"]')" || die "cannot create the experiment"
+    echo "admin logged in; device 'collector' (127.0.0.1:$HTTP_PORT) and experiment 'demo' (domain demo) created"
+}
+
 # send FILE to the server, as a client would (bash's /dev/tcp: no extra tool).
 send_stream() {
     local file="$1" port="$2"
@@ -152,19 +225,19 @@ step_server() {
     need_file "$REF_ONEMP" "reference one-MP capture"
     local port data db
     port="$(free_port)"
+    OMSP_PORT="$port"
     data="$WORK/data"
     mkdir -p "$data"
 
-    banner "collection server on 127.0.0.1:$port, SQLite in $data"
-    echo "\$ streamgauge server --bind 127.0.0.1 -l $port -D $data"
-    "$BIN" server --bind 127.0.0.1 -l "$port" -D "$data" --logfile "$WORK/server.log" &
+    HTTP_PORT="$(free_port)"
+    banner "collection server on 127.0.0.1:$port (OMSP) and :$HTTP_PORT (query API), SQLite in $data"
+    echo "\$ streamgauge server --bind 127.0.0.1 -l $port -D $data --http 127.0.0.1:$HTTP_PORT"
+    "$BIN" server --bind 127.0.0.1 -l "$port" -D "$data" --http "127.0.0.1:$HTTP_PORT" \
+        --logfile "$WORK/server.log" &
     SERVER_PID=$!
-    local i
-    for i in $(seq 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        kill -0 "$SERVER_PID" 2>/dev/null || die "server exited early: $(cat "$WORK/server.log")"
-        sleep 0.1
-    done
+    wait_port "$port" "$SERVER_PID" "$WORK/server.log"
+    wait_port "$HTTP_PORT" "$SERVER_PID" "$WORK/server.log"
+    start_manager
 
     send_stream "$REF_BIN" "$port"
     send_stream "$REF_TXT" "$port"
@@ -219,12 +292,6 @@ step_server() {
     [ "$rows" -eq 5 ] || die "expected 5 ping replies in ping_rtt, found $rows"
     echo "... all $rows replies arrived"
 
-    banner "stop the server (SIGTERM: drain, commit, close)"
-    kill -TERM "$SERVER_PID"
-    wait "$SERVER_PID" || die "server did not exit cleanly (log: $WORK/server.log)"
-    SERVER_PID=""
-    tail -n 5 "$WORK/server.log"
-
     banner "export the ping stream for analysis elsewhere"
     echo "\$ streamgauge export demo.sq3 -t ping_rtt -f csv -o ping_rtt.csv"
     "$BIN" export "$data/demo.sq3" -t ping_rtt -f csv -o "$WORK/ping_rtt.csv" \
@@ -235,21 +302,80 @@ step_server() {
     echo "... $rows rows (also: -f jsonl, -f parquet, --all -o DIR)"
 }
 
+
+step_query_api() {
+    banner "the same data through the server's HTTP query API"
+    local q="http://127.0.0.1:$HTTP_PORT/api/v1"
+    echo "\$ curl $q/domains"
+    curl -sS --fail-with-body "$q/domains" || die "query API: GET /domains failed"
+    echo
+    echo "\$ curl '$q/domains/demo/streams/ping_rtt/rows?format=csv&fields=oml_seq,icmp_seq,rtt_ms'"
+    curl -sS --fail-with-body "$q/domains/demo/streams/ping_rtt/rows?format=csv&fields=oml_seq,icmp_seq,rtt_ms" \
+        >"$WORK/rows.csv" || die "query API: rows of ping_rtt failed"
+    show "$WORK/rows.csv"
+    local rows
+    rows="$(($(wc -l <"$WORK/rows.csv") - 1))"
+    [ "$rows" -eq 5 ] || die "expected 5 rows of ping_rtt from the query API, found $rows"
+}
+
+step_manager() {
+    banner "the demo's data in the manager's web front end"
+    local plots="$MANAGER_URL/experiments/$EXPERIMENT/plots"
+    local page streams
+    page="$(curl -sS --fail-with-body "$plots")" || die "the manager's page $plots does not answer"
+    grep -q '<script' <<<"$page" || die "the manager's page $plots is not the web front end"
+    streams="$(api GET "/experiments/$EXPERIMENT/streams" | json '" ".join(sorted(s["name"] for s in d))')" \
+        || die "the manager cannot list the experiment's streams"
+    echo "experiment 'demo' shows the streams: $streams"
+    grep -qw ping_rtt <<<"$streams" || die "ping_rtt is missing from the experiment's streams"
+    api GET "/experiments/$EXPERIMENT/query/streams/ping_rtt/rows?points=100" >/dev/null \
+        || die "the manager cannot read ping_rtt through its query relay"
+    echo "the pages answer, and the plots read ping_rtt through the manager"
+    echo
+    echo "  open     $plots"
+    echo "  user     admin"
+    echo "  password $ADMIN_PASSWORD"
+    if [ "$SERVE" -eq 1 ]; then
+        echo
+        echo "serving until Ctrl-C (the collection server keeps accepting on 127.0.0.1:$OMSP_PORT)"
+        trap 'echo; echo "Ctrl-C: stopping"' INT
+        wait "$MANAGER_PID" 2>/dev/null || true
+        trap - INT
+    fi
+}
+
+step_stop() {
+    banner "stop the server and the manager (SIGTERM: drain, commit, close)"
+    kill -TERM "$MANAGER_PID" 2>/dev/null || true
+    wait "$MANAGER_PID" 2>/dev/null || true
+    MANAGER_PID=""
+    kill -TERM "$SERVER_PID"
+    wait "$SERVER_PID" || die "server did not exit cleanly (log: $WORK/server.log)"
+    SERVER_PID=""
+    tail -n 5 "$WORK/server.log"
+}
+
 # ---------------------------------------------------------------------------
 
 SERVER_PID=""
+MANAGER_PID=""
 cleanup() {
+    [ -n "$MANAGER_PID" ] && kill "$MANAGER_PID" 2>/dev/null
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
     rm -rf "$WORK"
 }
 
 main() {
+    DEMO_T0=$SECONDS
     step_setup
     step_build
     step_server
+    step_query_api
     step_decode_references
     step_round_trip
-    banner "demo finished"
+    step_manager
+    step_stop
+    banner "demo finished in $((SECONDS - DEMO_T0)) s"
 }
 
 main "$@"

@@ -20,7 +20,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEMO_APT_PACKAGES=(
     build-essential pkg-config
     clang llvm libelf-dev zlib1g-dev libbpf-dev linux-libc-dev libpcap-dev
-    sqlite3 iputils-ping
+    sqlite3 iputils-ping curl
 )
 
 APT_PACKAGES=(
