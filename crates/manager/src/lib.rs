@@ -30,6 +30,7 @@ pub mod config;
 pub mod db;
 pub mod devices;
 pub mod monitor;
+pub mod names;
 pub mod reservation;
 pub mod runs;
 pub mod tls;

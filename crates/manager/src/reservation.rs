@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::db::devices::{self, DeviceInput, Kind};
-use crate::db::experiments::{self, default_domain};
+use crate::db::experiments;
 use crate::db::users::{self, Role};
 use crate::db::Db;
+use crate::names::default_domain;
 
 /// A slice as a testbed describes it.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

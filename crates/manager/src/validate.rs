@@ -32,9 +32,8 @@ pub fn named_session(session: &Value, name: &str) -> Value {
 /// Checks a configuration for `device` (`None`: no such device).
 pub fn config(input: &ConfigInput, device: Option<&Device>) -> Fields {
     let mut bad = Fields::new();
-    let name = input.name.trim();
-    if name.is_empty() || name.len() > 64 {
-        bad.insert("name".into(), "give a name of 1 to 64 characters".into());
+    if let Err(e) = crate::names::name(&input.name) {
+        bad.insert("name".into(), e.to_string());
     }
     match device {
         None => {

@@ -68,7 +68,7 @@ impl Collector {
 /// alice's experiment on domain `dom_a` (created before its data comes).
 struct World {
     t: TestManager,
-    _admin: Api,
+    admin: Api,
     alice: Api,
     bob: Api,
     coll: i64,
@@ -98,7 +98,7 @@ fn world(b: Backend, c: &Collector) -> World {
     c.feed("dom_a", SECRET);
     World {
         t,
-        _admin: admin,
+        admin,
         alice,
         bob,
         coll,
@@ -174,4 +174,59 @@ fn the_relay_cannot_leave_its_domain(b: Backend) {
         assert!(!body.contains(SECRET), "{path}: {body}");
     }
     drop(w.t);
+}
+
+crate::on_both_backends!(a_domain_belongs_to_one_experiment);
+
+fn a_domain_belongs_to_one_experiment(b: Backend) {
+    let c = collector();
+    let w = world(b, &c);
+    let exps = "/api/v1/experiments";
+    // Alice's domain, directly or by moving an experiment onto its collector.
+    let (s, v) = w.bob.post(
+        exps,
+        json!({"name": "steal", "domain": "dom_a", "collector": w.coll}),
+    );
+    assert_eq!((s, code(&v)), (409, "domain_taken"), "{v}");
+    assert!(!v.to_string().contains("alice"), "names no tenant: {v}");
+    let loose = w.bob.ok(exps, json!({"name": "loose", "domain": "dom_a"}));
+    let (s, v) = w.bob.put(
+        &format!("{exps}/{}", loose["id"]),
+        json!({"collector": w.coll, "version": loose["version"]}),
+    );
+    assert_eq!((s, code(&v)), (409, "domain_taken"), "{v}");
+
+    // Data nobody's experiment holds yet: only an admin adopts it.
+    c.feed("dom_c", "orphan_row");
+    let want = json!({"name": "orphans", "domain": "dom_c", "collector": w.coll});
+    let (s, v) = w.bob.post(exps, want.clone());
+    assert_eq!((s, code(&v)), (409, "domain_has_data"), "{v}");
+    let mut adopt = want.clone();
+    adopt["adopt"] = json!(true);
+    let (s, _) = w.bob.post(exps, adopt.clone());
+    assert_eq!(s, 403);
+    let e = w.admin.ok(exps, adopt);
+    assert_eq!(e["domain"], "dom_c");
+    let (_, audit) = w.admin.get("/api/v1/audit");
+    assert!(
+        audit.to_string().contains("experiment.adopt_domain"),
+        "{audit}"
+    );
+
+    // Names: scripts stay apart, hidden characters and lengths in characters.
+    let d1 = w.bob.ok(exps, json!({"name": "实验"}))["domain"].clone();
+    let d2 = w.bob.ok(exps, json!({"name": "试验"}))["domain"].clone();
+    assert_ne!(d1, d2);
+    let (s, v) = w.bob.post(exps, json!({"name": "exp\u{202E}gnp.exe"}));
+    assert_eq!((s, code(&v)), (400, "invalid_request"), "{v}");
+    let (s, v) = w.bob.post(exps, json!({"name": "实".repeat(64)}));
+    assert_eq!(s, 201, "64 characters, 192 bytes: {v}");
+    let (s, _) = w.bob.post(exps, json!({"name": "实".repeat(65)}));
+    assert_eq!(s, 400);
+    // NFC: the decomposed spelling is the same name.
+    w.bob.ok(exps, json!({"name": "Caf\u{e9}"}));
+    let (s, v) = w
+        .bob
+        .post(exps, json!({"name": "Cafe\u{301}", "domain": "x1"}));
+    assert_eq!((s, code(&v)), (409, "conflict"), "{v}");
 }

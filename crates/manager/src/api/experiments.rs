@@ -11,16 +11,17 @@ use serde::Deserialize;
 use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 
+use super::claim::{self, Claim};
 use super::devices::conflict;
 use super::{access, invalid, not_found, JsonBody, P, Q};
 use crate::app::App;
 use crate::audit::record;
 use crate::auth::caller::Me;
 use crate::db::configs;
-use crate::db::devices::{self, Kind};
-use crate::db::experiments::{self, default_domain, Experiment};
+use crate::db::experiments::{self, Experiment};
 use crate::db::runs::{self, Run, RunDevice};
 use crate::db::users;
+use crate::names;
 use crate::runs::Action;
 
 /// Creating or editing an experiment.
@@ -42,6 +43,10 @@ pub struct ExperimentInput {
     /// PUT: the version edited.
     #[serde(default)]
     pub version: Option<i64>,
+    /// Admin only: take a domain the collector already has data for
+    /// (audited as `experiment.adopt_domain`).
+    #[serde(default)]
+    pub adopt: bool,
 }
 
 /// A member to add.
@@ -52,25 +57,15 @@ pub struct NewMember {
     pub username: String,
 }
 
-fn check(app: &App, name: &str, domain: &str, collector: Option<i64>) -> ApiResult<()> {
-    if name.trim().is_empty() || name.len() > 64 {
-        return Err(invalid("name", "give a name of 1-64 characters"));
-    }
-    if domain.is_empty()
-        || domain.len() > 64
-        || !domain
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(invalid("domain", "1-64 of [A-Za-z0-9_]"));
-    }
-    if let Some(c) = collector {
-        match app.db.with(|db| devices::get(db, c))? {
-            Some(d) if d.kind == Kind::Collector => {}
-            _ => return Err(invalid("collector", format!("no collector device {c}"))),
-        }
-    }
-    Ok(())
+/// Audits a domain adopted with its data.
+fn audit_adoption(app: &App, me: &Me, id: i64, e: &str, domain: &str) {
+    record(
+        &app.db,
+        me.name(),
+        "experiment.adopt_domain",
+        &format!("experiment/{id}"),
+        &format!("{e} adopts domain {domain} with the data already on its collector"),
+    );
 }
 
 /// The caller's experiments (admin: all).
@@ -87,9 +82,18 @@ pub async fn create(
     me: Me,
     JsonBody(i): JsonBody<ExperimentInput>,
 ) -> ApiResult<(StatusCode, Json<Experiment>)> {
-    let name = i.name.unwrap_or_default();
-    let domain = i.domain.unwrap_or_else(|| default_domain(&name));
-    check(&app, &name, &domain, i.collector)?;
+    let raw = i.name.unwrap_or_default();
+    let nfc = names::name(&raw).map_err(|e| invalid("name", e.to_string()))?;
+    let domain = i.domain.unwrap_or_else(|| names::default_domain(&nfc));
+    let claim = Claim {
+        id: None,
+        name: &raw,
+        domain: &domain,
+        collector: i.collector,
+        moves: true,
+        adopt: i.adopt,
+    };
+    let (name, adopted) = claim::check(&app, &me, &claim).await?;
     let desc = i.description.unwrap_or_default();
     let id = app
         .db
@@ -101,6 +105,9 @@ pub async fn create(
         &format!("experiment/{id}"),
         &name,
     );
+    if adopted {
+        audit_adoption(&app, &me, id, &name, &domain);
+    }
     let e = access::experiment(&app, &me, id)?;
     Ok((StatusCode::CREATED, Json(e)))
 }
@@ -140,7 +147,16 @@ pub async fn update(
     if let Some(d) = i.description {
         e.description = d;
     }
-    check(&app, &e.name, &e.domain, e.collector)?;
+    let claim = Claim {
+        id: Some(id),
+        name: &e.name,
+        domain: &e.domain,
+        collector: e.collector,
+        moves: current["domain"] != e.domain.as_str() || current["collector"] != json!(e.collector),
+        adopt: i.adopt,
+    };
+    let (name, adopted) = claim::check(&app, &me, &claim).await?;
+    e.name = name;
     if !app.db.with(|c| experiments::update(c, id, version, &e))? {
         return Err(conflict(current));
     }
@@ -151,6 +167,9 @@ pub async fn update(
         &format!("experiment/{id}"),
         &e.name,
     );
+    if adopted {
+        audit_adoption(&app, &me, id, &e.name, &e.domain);
+    }
     Ok(Json(access::experiment(&app, &me, id)?))
 }
 

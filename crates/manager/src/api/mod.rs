@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod claim;
 pub mod configs;
 pub mod data;
 pub mod devices;

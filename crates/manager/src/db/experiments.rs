@@ -28,20 +28,6 @@ pub struct Experiment {
     pub version: i64,
 }
 
-/// The domain derived from a name: characters outside `[A-Za-z0-9_]`
-/// become `_`.
-pub fn default_domain(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 const COLS: &str =
     "e.id, e.name, e.domain, u.username, e.owner, e.collector, e.description, e.version";
 
@@ -103,6 +89,32 @@ pub fn is_member(c: &Conn<'_>, id: i64, user: i64) -> Result<bool> {
     )
 }
 
+/// Whether another experiment than `except` is called `name`.
+pub fn name_held(c: &Conn<'_>, name: &str, except: Option<i64>) -> Result<bool> {
+    c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM experiments WHERE name = ?1
+             AND id <> COALESCE(CAST(?2 AS BIGINT), 0))",
+        (name, except),
+    )
+}
+
+/// Whether another experiment than `except` holds `domain` on
+/// `collector` (`None`: no collector yet; the pair is unique, see
+/// migration 2).
+pub fn domain_held(
+    c: &Conn<'_>,
+    collector: Option<i64>,
+    domain: &str,
+    except: Option<i64>,
+) -> Result<bool> {
+    c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM experiments WHERE domain = ?1
+             AND COALESCE(collector, 0) = COALESCE(CAST(?2 AS BIGINT), 0)
+             AND id <> COALESCE(CAST(?3 AS BIGINT), 0))",
+        (domain, collector, except),
+    )
+}
+
 /// Creates an experiment owned by `owner`.
 pub fn create(
     c: &Conn<'_>,
@@ -154,12 +166,4 @@ pub fn remove_member(c: &Conn<'_>, id: i64, user: i64) -> Result<bool> {
         "DELETE FROM experiment_members WHERE experiment = ?1 AND user_id = ?2",
         [id, user],
     )? == 1)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn domains_are_safe_names() {
-        assert_eq!(super::default_domain("wifi-handover 2"), "wifi_handover_2");
-    }
 }

@@ -26,11 +26,18 @@ pub struct Migration {
 }
 
 /// Every migration, ascending.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sqlite: V1,
-    postgres: V1_PG,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sqlite: V1,
+        postgres: V1_PG,
+    },
+    Migration {
+        version: 2,
+        sqlite: V2,
+        postgres: V2_PG,
+    },
+];
 
 /// The advisory lock held while migrating a PostgreSQL database
 /// (`SGMANAGR` in ASCII).
@@ -283,6 +290,38 @@ CREATE TABLE audit (
 );
 "#;
 
+/// Issue 35: a domain belongs to one experiment per collector. Existing
+/// duplicates keep their first owner (the lowest id); every later holder
+/// gets `{domain (40 bytes at most)}_dup{id}`, with an audit entry saying
+/// so, and the unique index is created. Their data stays under the old
+/// domain, readable through the first experiment (as before, when both
+/// read it); an admin can move an experiment back by editing its domain
+/// with `adopt`.
+macro_rules! v2 {
+    ($user:literal, $now:literal) => {
+        concat!(
+            "INSERT INTO audit (time_unix_s, ", $user, ", action, object, summary)
+SELECT ", $now, ", 'migration', 'experiment.domain_moved',
+       'experiment/' || e.id,
+       'domain ' || e.domain || ' is kept by experiment ' ||
+       (SELECT MIN(f.id) FROM experiments f WHERE f.domain = e.domain
+           AND COALESCE(f.collector, 0) = COALESCE(e.collector, 0)) ||
+       '; this one now has ' || substr(e.domain, 1, 40) || '_dup' || e.id
+FROM experiments e WHERE EXISTS (SELECT 1 FROM experiments f WHERE f.domain = e.domain
+    AND COALESCE(f.collector, 0) = COALESCE(e.collector, 0) AND f.id < e.id);
+UPDATE experiments SET domain = substr(domain, 1, 40) || '_dup' || id
+WHERE EXISTS (SELECT 1 FROM experiments f WHERE f.domain = experiments.domain
+    AND COALESCE(f.collector, 0) = COALESCE(experiments.collector, 0) AND f.id < experiments.id);
+CREATE UNIQUE INDEX experiments_domain ON experiments (COALESCE(collector, 0), domain);
+"
+        )
+    };
+}
+const V2: &str = v2!("user", "CAST(strftime('%s', 'now') AS INTEGER)");
+
+/// [`V2`] for PostgreSQL (`user` is a reserved word there).
+const V2_PG: &str = v2!("\"user\"", "EXTRACT(EPOCH FROM now())::BIGINT");
+
 /// The newest version this build knows.
 pub fn latest() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
@@ -358,11 +397,54 @@ mod tests {
     fn applies_once_and_records_the_version() {
         let c = rusqlite::Connection::open_in_memory().unwrap();
         let conn = Conn::sqlite(&c);
-        assert_eq!(apply(&conn).unwrap(), 1);
+        assert_eq!(apply(&conn).unwrap(), latest());
         let first = applied(&conn).unwrap();
-        assert_eq!(apply(&conn).unwrap(), 1, "second start changes nothing");
+        assert_eq!(
+            apply(&conn).unwrap(),
+            latest(),
+            "second start changes nothing"
+        );
         assert_eq!(applied(&conn).unwrap(), first);
-        assert_eq!(first.len(), 1);
+        assert_eq!(first.len() as i64, latest());
+    }
+
+    /// A version-1 database where two experiments share a domain on one
+    /// collector (possible before issue 35) keeps working: the first
+    /// keeps the domain, the second is moved and audited.
+    #[test]
+    fn duplicate_domains_keep_their_first_owner() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        let conn = Conn::sqlite(&c);
+        conn.batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_unix_s INTEGER NOT NULL)",
+        )
+        .unwrap();
+        conn.batch(V1).unwrap();
+        conn.batch(
+            "INSERT INTO schema_migrations VALUES (1, 0);
+             INSERT INTO users (id, username, password_hash, role, created_unix_s)
+                 VALUES (1, 'a', 'x', 'user', 0);
+             INSERT INTO experiments (id, name, domain, owner) VALUES
+                 (1, '实验', '__', 1), (2, '试验', '__', 1), (3, 'other', 'other', 1);",
+        )
+        .unwrap();
+        assert_eq!(apply(&conn).unwrap(), latest());
+        let domains: Vec<String> = conn
+            .query_map("SELECT domain FROM experiments ORDER BY id", (), |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(domains, ["__", "___dup2", "other"]);
+        let audit: Vec<String> = conn
+            .query_map("SELECT summary FROM audit", (), |r| r.get(0))
+            .unwrap();
+        assert_eq!(audit.len(), 1, "{audit:?}");
+        assert!(audit[0].contains("kept by experiment 1"), "{audit:?}");
+        let dup = conn.execute(
+            "INSERT INTO experiments (name, domain, owner) VALUES ('x', 'other', 1)",
+            (),
+        );
+        assert!(dup.is_err(), "the pair is unique now");
     }
 
     #[test]
