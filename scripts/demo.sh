@@ -207,7 +207,7 @@ start_manager() {
     local collector
     collector="$(api POST /devices "{\"name\":\"collector\",\"kind\":\"collector\",\"hostname\":\"127.0.0.1\",\"port\":$HTTP_PORT}" \
         | json 'd["id"]')" || die "cannot add the collection server as a device"
-    EXPERIMENT="$(api POST /experiments "{\"name\":\"demo\",\"domain\":\"demo\",\"collector\":$collector,\"description\":\"scripts/demo.sh: OML4Py and ping into the collection server\"}" \
+    EXPERIMENT="$(api POST /experiments "{\"name\":\"demo\",\"domain\":\"demo\",\"collector\":$collector,\"adopt\":true,\"description\":\"scripts/demo.sh: OML4Py and ping into the collection server\"}" \
         | json 'd["id"]')" || die "cannot create the experiment"
     echo "admin logged in; device 'collector' (127.0.0.1:$HTTP_PORT) and experiment 'demo' (domain demo) created"
 }
