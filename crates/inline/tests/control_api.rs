@@ -165,6 +165,15 @@ fn settings_over_http_change_what_is_measured() {
         "sample=2",
     );
     assert_eq!((s, code(&v)), (415, "json_required"), "{v}");
+    // A page that re-binds its name to 127.0.0.1 (DNS rebinding): foreign
+    // Host 421, foreign Origin on a state-changing request 403.
+    httpkit::probe::assert_host_checks(
+        control.local_addr(),
+        "/api/v1/status",
+        "/api/v1/settings",
+        r#"{"sample": 2}"#,
+        &[],
+    );
 
     // What the agent says it is.
     let (s, caps) = http.get("/api/v1/capabilities", Some(READER));
