@@ -215,12 +215,8 @@ pub async fn act(
                 let mut created = created0;
                 let answer = retrying(backoff, || {
                     if action == Action::Start && !created {
-                        match capture::create_session(&ctl, &domain, archive.as_deref(), &session) {
-                            Ok(_) => created = true,
-                            // A lost answer to an earlier attempt: the session is there.
-                            Err(DeviceError::Refused { status: 409, .. }) => created = true,
-                            Err(e) => return Err(e),
-                        }
+                        capture::create_or_find(&ctl, &domain, archive.as_deref(), &session)?;
+                        created = true;
                     }
                     if action == Action::Stop && !created {
                         return Ok(json!({"state": "stopped", "reason": "never started"}));

@@ -230,3 +230,88 @@ fn a_domain_belongs_to_one_experiment(b: Backend) {
         .post(exps, json!({"name": "Cafe\u{301}", "domain": "x1"}));
     assert_eq!((s, code(&v)), (409, "conflict"), "{v}");
 }
+
+crate::on_both_backends!(shared_devices_show_only_your_sessions);
+
+fn shared_devices_show_only_your_sessions(b: Backend) {
+    use manager::db::monitor::{self, Snapshot};
+    let c = collector();
+    let w = world(b, &c);
+    let eb = w.bob.ok(
+        "/api/v1/experiments",
+        json!({"name": "bob exp", "domain": "dom_b"}),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    // A capture device both use (never polled: its answers are written below
+    // as the monitor would store them).
+    let tap = w.admin.ok(
+        "/api/v1/devices",
+        json!({"name": "tap", "kind": "capture", "hostname": "127.0.0.1", "port": 9}),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    let session = |api: &Api, eid: i64| {
+        let cfg = api.ok(
+            &format!("/api/v1/experiments/{eid}/configs"),
+            json!({"name": "east", "device": tap, "session": {"interface": "lo"},
+                   "storage": {"type": "local"}}),
+        );
+        let run = api.ok(
+            &format!("/api/v1/experiments/{eid}/runs"),
+            json!({"config": cfg["id"], "devices": [tap]}),
+        );
+        run["devices"][0]["session"].as_str().unwrap().to_owned()
+    };
+    let (sa, sb) = (session(&w.alice, w.ea), session(&w.bob, eb));
+    let db = common::open_db(&w.t);
+    db.with(|c| {
+        manager::db::devices::set_seen(
+            c,
+            tap,
+            "up",
+            Some(&json!({"interfaces": [{"name": "lo"}], "sessions": 7})),
+        )?;
+        monitor::raise(
+            c,
+            tap,
+            "dropping",
+            &format!("device tap is dropping packets: {sa} +5 kernel"),
+        )?;
+        monitor::insert(
+            c,
+            &Snapshot {
+                device: tap,
+                time_unix_s: manager::now_s(),
+                status: "up".into(),
+                latency_ms: Some(1.0),
+                data: json!({"sessions": [
+                    {"id": sa, "experiment": "dom_a", "state": "running", "counters": {"written": 1}},
+                    {"id": sb, "experiment": "dom_b", "state": "running", "counters": {"written": 2}}]}),
+            },
+        )
+    })
+    .unwrap();
+    let snaps = format!("/api/v1/devices/{tap}/snapshots");
+    for (api, mine, theirs) in [(&w.bob, &sb, &sa), (&w.alice, &sa, &sb)] {
+        let (s, v) = api.get(&snaps);
+        assert_eq!(s, 200);
+        let text = v.to_string();
+        assert!(text.contains(mine.as_str()), "{text}");
+        assert!(!text.contains(theirs.as_str()), "{text}");
+        let (_, d) = api.get(&format!("/api/v1/devices/{tap}"));
+        assert_eq!(
+            d["capabilities"]["sessions"], 0,
+            "none of theirs is live: {d}"
+        );
+        let (_, list) = api.get("/api/v1/devices");
+        assert!(!list.to_string().contains("\"sessions\":7"), "{list}");
+    }
+    let (_, alerts) = w.bob.get("/api/v1/alerts");
+    assert!(!alerts.to_string().contains(sa.as_str()), "{alerts}");
+    assert!(alerts.to_string().contains("dropping"), "{alerts}");
+    let (_, all) = w.admin.get(&snaps);
+    assert!(all.to_string().contains(sa.as_str()) && all.to_string().contains(sb.as_str()));
+    let (_, d) = w.admin.get(&format!("/api/v1/devices/{tap}"));
+    assert_eq!(d["capabilities"]["sessions"], 7);
+}

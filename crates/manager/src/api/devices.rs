@@ -10,7 +10,7 @@ use httpkit::{ApiError, ApiResult};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{invalid, not_found, JsonBody, P, Q};
+use super::{invalid, not_found, scope, JsonBody, P, Q};
 use crate::app::App;
 use crate::audit::record;
 use crate::auth::caller::Me;
@@ -70,15 +70,23 @@ pub async fn delete_site(
 
 /// Every device (credentials are references, never secrets).
 #[utoipa::path(get, path = "/api/v1/devices", responses((status = 200, body = [Device])))]
-pub async fn list(State(app): State<Arc<App>>, _me: Me) -> ApiResult<Json<Vec<Device>>> {
-    Ok(Json(app.db.with(devices::list)?))
+pub async fn list(State(app): State<Arc<App>>, me: Me) -> ApiResult<Json<Vec<Device>>> {
+    let all = app.db.with(devices::list)?;
+    let seen: ApiResult<Vec<Device>> = all
+        .into_iter()
+        .map(|d| scope::device(&app, &me, d))
+        .collect();
+    Ok(Json(seen?))
 }
 
 /// One device.
 #[utoipa::path(get, path = "/api/v1/devices/{id}", responses((status = 200, body = Device)))]
-pub async fn one(State(app): State<Arc<App>>, _me: Me, P(id): P<i64>) -> ApiResult<Json<Device>> {
-    let d = app.db.with(|c| devices::get(c, id))?;
-    d.map(Json).ok_or_else(|| not_found("device", id))
+pub async fn one(State(app): State<Arc<App>>, me: Me, P(id): P<i64>) -> ApiResult<Json<Device>> {
+    let d = app
+        .db
+        .with(|c| devices::get(c, id))?
+        .ok_or_else(|| not_found("device", id))?;
+    Ok(Json(scope::device(&app, &me, d)?))
 }
 
 fn check(app: &App, d: &DeviceInput) -> ApiResult<()> {
@@ -250,16 +258,17 @@ pub struct Since {
 #[utoipa::path(get, path = "/api/v1/devices/{id}/snapshots", params(Since), responses((status = 200, body = [Snapshot])))]
 pub async fn snapshots(
     State(app): State<Arc<App>>,
-    _me: Me,
+    me: Me,
     P(id): P<i64>,
     Q(q): Q<Since>,
 ) -> ApiResult<Json<Vec<Snapshot>>> {
     let since = q.since.unwrap_or(crate::now_s() - 3600);
-    Ok(Json(app.db.with(|c| monitor::since(c, id, since))?))
+    let all = app.db.with(|c| monitor::since(c, id, since))?;
+    Ok(Json(scope::snapshots(&app, &me, id, all)?))
 }
 
 /// Active alerts.
 #[utoipa::path(get, path = "/api/v1/alerts", responses((status = 200, body = [Alert])))]
-pub async fn alerts(State(app): State<Arc<App>>, _me: Me) -> ApiResult<Json<Vec<Alert>>> {
-    Ok(Json(app.db.with(monitor::active)?))
+pub async fn alerts(State(app): State<Arc<App>>, me: Me) -> ApiResult<Json<Vec<Alert>>> {
+    Ok(Json(scope::alerts(&me, app.db.with(monitor::active)?)))
 }

@@ -11,6 +11,7 @@ pub mod devices;
 pub mod experiments;
 pub mod openapi;
 pub mod runs;
+pub mod scope;
 pub mod session;
 pub mod users;
 

@@ -107,6 +107,20 @@ pub fn active_sessions(c: &Conn<'_>) -> Result<Vec<(i64, i64, String)>> {
     )
 }
 
+/// The session names on `device` of the runs of experiments `user` owns
+/// or belongs to, with whether each may still be live there: what that
+/// user may see of the device (issue 35, item 3).
+pub fn sessions_of_user(c: &Conn<'_>, device: i64, user: i64) -> Result<Vec<(String, bool)>> {
+    c.query_map(
+        "SELECT d.session, d.created_on_device AND d.state IN ('created', 'running', 'paused')
+         FROM run_devices d JOIN runs r ON r.id = d.run JOIN experiments e ON e.id = r.experiment
+         WHERE d.device = ?1 AND (e.owner = ?2 OR EXISTS (SELECT 1 FROM experiment_members m
+             WHERE m.experiment = e.id AND m.user_id = ?2))",
+        [device, user],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 /// Whether a device of a run may still have a session on the device
 /// that is not stopped: created there and `created`, `running` or
 /// `paused` (a failed stop leaves the state as it was).

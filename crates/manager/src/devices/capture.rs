@@ -42,6 +42,39 @@ pub fn create_session(
     json(&ctl.post(&path, &session.to_string())?)
 }
 
+/// Creates the session, or finds it already there from a lost answer to
+/// an earlier attempt. A session of that name that belongs to another
+/// experiment (domain) is refused without saying anything about it: it
+/// is another tenant's, and acting on it would start or stop their
+/// capture (issue 35, item 3).
+pub fn create_or_find(
+    ctl: &CtlClient,
+    experiment: &str,
+    archive: Option<&str>,
+    session: &Value,
+) -> Result<(), DeviceError> {
+    match create_session(ctl, experiment, archive, session) {
+        Ok(_) => Ok(()),
+        Err(DeviceError::Refused { status: 409, .. }) => {
+            let name = session["name"].as_str().unwrap_or_default();
+            let found = json(&ctl.get(&format!("/api/v1/sessions/{name}"))?)?;
+            if found["experiment"].as_str() == Some(experiment) {
+                Ok(())
+            } else {
+                Err(DeviceError::Refused {
+                    status: 409,
+                    code: "session_name_taken".into(),
+                    message: "the device already keeps a session of this name that is not \
+                              this experiment's: copy the configuration under another name and \
+                              start a new run"
+                        .into(),
+                })
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// `POST /api/v1/sessions/{id}/{action}`: the status after the transition.
 pub fn action(ctl: &CtlClient, session: &str, action: &str) -> Result<Value, DeviceError> {
     json(&ctl.post(&format!("/api/v1/sessions/{session}/{action}"), "{}")?)
