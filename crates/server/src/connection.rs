@@ -23,7 +23,8 @@ use crate::auth::Auth;
 use crate::clock::{ClockTracker, CLOCK_STREAM};
 use crate::config::PRE_AUTH_HEADER;
 use crate::feedback::{Feedback, Registration};
-use crate::metrics::{ClientEvent, CloseReason, DomainMetrics, Metrics};
+use crate::metrics::rejects::clip;
+use crate::metrics::{ClientEvent, CloseReason, ConnRejects, DomainMetrics, Metrics};
 use crate::registry::{DbClient, Registry};
 use crate::session::{self, Claim, Feeds};
 use crate::shutdown::Shutdown;
@@ -170,6 +171,11 @@ struct Connection {
     back: Option<Back>,
     /// The socket's write half until a back-channel needs it.
     out: Option<Box<dyn AsyncWrite + Send + Unpin>>,
+    /// Rejected input so far, for rate-limited logging.
+    rejects: ConnRejects,
+    /// Reason ([`omsp::ErrorKind::code`]) of the fatal input error that
+    /// ended the connection, if one did.
+    fatal: Option<&'static str>,
 }
 
 /// Serves one client until it leaves, errs, idles out or shutdown drains it.
@@ -181,7 +187,9 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
     shutdown: Shutdown,
 ) {
     let (stream, out) = tokio::io::split(stream);
-    tracing::info!(client = %peer, "client connected");
+    // Debug only: "client ready" marks a session; a flood of connections
+    // that never send a valid header must not write a line each.
+    tracing::debug!(client = %peer, "client connected");
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
     metrics.event(|| event(peer, None, "Connect", ""));
@@ -198,6 +206,8 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         resumable: None,
         back: None,
         out: Some(Box::new(out)),
+        rejects: ConnRejects::default(),
+        fatal: None,
     };
     let end = conn.run(stream, shutdown).await;
     conn.last_ack(!matches!(end, End::Superseded)).await;
@@ -215,10 +225,21 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         tracing::warn!(%client, domain, bools = lenient.bools, nul_cut = lenient.nul_cut,
             "text values read leniently, as the reference reads them: booleans other than a prefix of true/false stored as true, values cut at a NUL byte");
     }
+    conn.log_reject_summary(true);
+    // A connection that never opened a session writes its closing line
+    // within the server's budget of reject lines (by fatal error, or
+    // `no_header`), so that a flood of bad connections writes a bounded log.
+    let budget = conn
+        .session
+        .is_none()
+        .then(|| conn.fatal.unwrap_or("no_header"));
+    let logged = budget.is_none_or(|reason| metrics.rejects.admit(reason));
     // `received`: rows handed to the writer, not rows stored (the store may
     // still refuse some; those are counted and logged by the writer).
     match end {
+        _ if !logged => {}
         End::Error(reason) => {
+            let reason = clip(&reason);
             tracing::warn!(%client, domain, received = conn.rows, %reason, "client disconnected on error");
         }
         End::Idle => {
@@ -342,15 +363,27 @@ impl Connection {
         }
         let read = self.decoder.offset() + self.decoder.buffered() as u64;
         if read > PRE_AUTH_HEADER as u64 {
-            tracing::warn!(client = %self.peer, domain = partial.domain.as_deref(), bytes = read,
-                "header too long before a valid {} token; connection refused (a client must send its token within the first {} KiB of the header)",
-                crate::auth::AUTH_KEY, PRE_AUTH_HEADER / 1024);
+            self.fatal = Some("pre_auth_header");
+            if self.shared.metrics.rejects.admit("pre_auth_header") {
+                tracing::warn!(client = %self.peer, domain = partial.domain.as_deref(), bytes = read,
+                    "header too long before a valid {} token; connection refused (a client must send its token within the first {} KiB of the header)",
+                    crate::auth::AUTH_KEY, PRE_AUTH_HEADER / 1024);
+            }
             return Err(format!(
                 "authentication failed: no valid {} token in the first {PRE_AUTH_HEADER} header bytes",
                 crate::auth::AUTH_KEY
             ));
         }
         Ok(())
+    }
+
+    /// Writes, once per period (or at the end), how many rejects of each
+    /// reason this connection had since the last such line.
+    fn log_reject_summary(&mut self, last: bool) {
+        for (reason, rejected, total) in self.rejects.summary(last, &self.shared.metrics.rejects) {
+            tracing::warn!(client = %self.peer, reason, rejected, total,
+                "input rejected repeatedly on this connection");
+        }
     }
 
     /// Decodes what remains buffered (a last line without LF) before closing.
@@ -365,21 +398,31 @@ impl Connection {
         while let Some(event) = self.decoder.next_event() {
             match event {
                 Err(e) if e.is_fatal() => {
-                    self.shared.metrics.decode_error(e.kind.code());
-                    tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
-                        "fatal input error");
+                    let code = e.kind.code();
+                    self.shared.metrics.decode_error(code);
+                    self.fatal = Some(code);
+                    if self.shared.metrics.rejects.admit(code) {
+                        let error = clip(&e.kind.to_string()).into_owned();
+                        tracing::warn!(client = %self.peer, offset = e.offset, %error,
+                            "fatal input error");
+                    }
                     return Err(e.to_string());
                 }
                 Err(e) => {
-                    self.shared.metrics.decode_error(e.kind.code());
+                    let code = e.kind.code();
+                    self.shared.metrics.decode_error(code);
                     if let Some(session) = &self.session {
                         session
                             .metrics
                             .rejected_decode
                             .fetch_add(1, Ordering::Relaxed);
                     }
-                    tracing::warn!(client = %self.peer, offset = e.offset, error = %e.kind,
-                        "input rejected");
+                    if self.rejects.reject(code, &self.shared.metrics.rejects) {
+                        let error = clip(&e.kind.to_string()).into_owned();
+                        tracing::warn!(client = %self.peer, offset = e.offset, %error, reason = code,
+                            "input rejected (more of this reason on this connection are counted and summarised every 10 s)");
+                    }
+                    self.log_reject_summary(false);
                 }
                 Ok(Event::Header(h)) => self.start_session(h).await?,
                 Ok(Event::Schema(s)) => {

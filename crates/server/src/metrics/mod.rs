@@ -13,6 +13,7 @@
 //! | `streamgauge_connections_closed_total` | counter | `reason` | ended connections: `closed` (by the client), `idle` (idle timeout), `shutdown`, `error` (protocol or storage error) |
 //! | `streamgauge_received_bytes_total` | counter | | bytes read from client sockets |
 //! | `streamgauge_decode_errors_total` | counter | `code` | input errors, by [`omsp::ErrorKind::code`] (fatal ones included) |
+//! | `streamgauge_reject_log_lines_suppressed_total` | counter | `reason` | log lines about rejected input not written, over the server's budget ([`rejects`]) |
 //! | `streamgauge_tuples_received_total` | counter | `domain` | tuples decoded and handed to the domain's writer |
 //! | `streamgauge_tuples_stored_total` | counter | `domain` | rows the writer inserted |
 //! | `streamgauge_tuples_rejected_total` | counter | `domain`, `stage` | tuples lost: `decode` (a bad line or packet after the header), `store` (the insert failed) |
@@ -22,6 +23,7 @@
 //! | `streamgauge_commit_rows` | histogram | `domain` | rows per committed transaction |
 
 mod metered;
+pub mod rejects;
 pub mod report;
 mod text;
 
@@ -32,6 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::admission::Refused;
 
 pub use metered::Metered;
+pub use rejects::{ConnRejects, RejectLog};
 pub use report::ClientEvent;
 pub use text::{render, CONTENT_TYPE};
 
@@ -85,6 +88,8 @@ pub struct Metrics {
     pub bytes_received: AtomicU64,
     /// `streamgauge_decode_errors_total`, by code (errors are rare: a lock is fine).
     decode_errors: Mutex<BTreeMap<&'static str, u64>>,
+    /// The budget of log lines about rejected input, and what it suppressed.
+    pub rejects: Arc<RejectLog>,
     /// Per-domain counters, created on first use.
     domains: Mutex<BTreeMap<String, Arc<DomainMetrics>>>,
     /// Connection events for the self-reporting stream, if it runs.
@@ -163,6 +168,8 @@ pub struct Totals {
     pub tuples_rejected: u64,
     /// Decode errors.
     pub decode_errors: u64,
+    /// Log lines about rejected input suppressed.
+    pub reject_log_lines_suppressed: u64,
     /// Commits.
     pub commits: u64,
     /// Writer backlog (rows).
@@ -261,6 +268,7 @@ impl Metrics {
             connections_open: self.open(),
             bytes_received: self.bytes_received.load(Ordering::Relaxed),
             decode_errors: self.decode_errors().iter().map(|(_, n)| n).sum(),
+            reject_log_lines_suppressed: self.rejects.suppressed().iter().map(|(_, n)| n).sum(),
             ..Totals::default()
         };
         for (name, d) in self.domains() {

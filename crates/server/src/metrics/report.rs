@@ -32,7 +32,7 @@ pub const CLIENTS_SCHEMA: &str = "1 server_clients address:string port:int32 nod
 pub const STATS_SCHEMA: &str = "2 server_stats connections_accepted:uint64 \
      connections_open:uint64 bytes_received:uint64 tuples_received:uint64 \
      tuples_stored:uint64 tuples_rejected:uint64 decode_errors:uint64 commits:uint64 \
-     writer_backlog:uint64";
+     writer_backlog:uint64 reject_log_lines_suppressed:uint64";
 
 /// The `sender-id` of the server's own rows.
 pub const SENDER: &str = "server";
@@ -97,6 +97,7 @@ fn stats_values(t: Totals) -> Vec<Value> {
         t.decode_errors,
         t.commits,
         t.writer_backlog,
+        t.reject_log_lines_suppressed,
     ]
     .into_iter()
     .map(Value::UInt64)

@@ -60,6 +60,15 @@ pub fn render(m: &Metrics) -> String {
     for (code, count) in m.decode_errors() {
         let _ = writeln!(o, "{n}{{code=\"{}\"}} {count}", escape(code));
     }
+    let n = family(
+        o,
+        "streamgauge_reject_log_lines_suppressed_total",
+        "counter",
+        "Log lines about rejected input not written (over the per-period budget), by reason.",
+    );
+    for (reason, count) in m.rejects.suppressed() {
+        let _ = writeln!(o, "{n}{{reason=\"{}\"}} {count}", escape(reason));
+    }
     let domains = m.domains();
     type Get = fn(&DomainMetrics) -> u64;
     let simple: [(&str, &str, &str, Get); 5] = [
