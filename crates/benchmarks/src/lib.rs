@@ -12,7 +12,10 @@
 //! - [`query`]: the query API's downsampling and exports against the
 //!   databases' own dumps;
 //! - [`c_inject`], [`c_observer`]: liboml2 from C, ours against the
-//!   reference library.
+//!   reference library;
+//! - `inline` (feature `inline`): packet and bit rates through the in-line
+//!   eBPF programs against the same run's uninstrumented and calibration
+//!   phases, and each program's cost timed alone.
 //!
 //! Each benchmark takes a plain options struct; the `streamgauge` binary's
 //! clap glue fills it in and prints what comes back. Test infrastructure
@@ -37,6 +40,8 @@ mod c_core;
 pub mod c_inject;
 pub mod c_observer;
 pub mod capture;
+#[cfg(feature = "inline")]
+pub mod inline;
 pub mod observer;
 mod pg;
 mod pg_raw;

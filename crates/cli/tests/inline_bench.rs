@@ -3,7 +3,7 @@
 //! every phase with a rate, ratios to *off*, *header only* and
 //! *measurement floor* and, for attached phases, per-packet costs (for
 //! *every packet* also the cost above the measurement floor), times the
-//! programs alone and judges every in-line target on the run, and leaves
+//! programs alone and judges every in-line budget on the run, and leaves
 //! no namespace or BPF statistics switch behind.
 #![cfg(feature = "inline")]
 
@@ -88,7 +88,7 @@ fn a_short_calibrated_run_prints_every_phase() {
             assert!(cells[13].is_empty() && cells[14].is_empty(), "{row}");
         }
     }
-    assert_targets_judged(&stdout);
+    assert_budgets_judged(&stdout);
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let ours = format!("sgb{pid}-");
     let listed = String::from_utf8_lossy(&netns.stdout);
@@ -167,24 +167,24 @@ fn a_test_run_times_every_program_on_both_sides() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot be used with"));
 }
 
-/// The targets table of a same-core run with both sink hooks: every
-/// target once, each with a figure and a verdict, a calibration row for
-/// every target not met, and a summary that counts them all.
-fn assert_targets_judged(stdout: &str) {
-    let mut targets = Vec::new();
+/// The budgets table of a same-core run with both sink hooks: every
+/// budget once, each with a figure and a verdict, a calibration row for
+/// every budget not met, and a summary that counts them all.
+fn assert_budgets_judged(stdout: &str) {
+    let mut budgets = Vec::new();
     for hook in ["tc", "xdp"] {
         let phase = format!("same-core, every packet [{hook} sink]");
-        targets.push(format!("{phase} / header only ≥ 0.97"));
+        budgets.push(format!("{phase} / header only ≥ 0.97"));
         for side in ["source", "sink"] {
-            targets.push(format!(
+            budgets.push(format!(
                 "{phase}: {side} BPF ns above header only (kernel statistics) ≤ 50 ns"
             ));
         }
-        targets.push(format!("same-core, one in 10 [{hook} sink] / off ≥ 0.97"));
+        budgets.push(format!("same-core, one in 10 [{hook} sink] / off ≥ 0.97"));
     }
-    targets.push("same-core, one in 10, per CPU [tc sink] / off ≥ 0.97".to_owned());
+    budgets.push("same-core, one in 10, per CPU [tc sink] / off ≥ 0.97".to_owned());
     for side in ["source", "sink"] {
-        targets.push(format!(
+        budgets.push(format!(
             "{side} ns above header only (test runs, no traffic, no statistics) ≤ 50 ns"
         ));
     }
@@ -193,11 +193,11 @@ fn assert_targets_judged(stdout: &str) {
             && stdout.contains("| sink | sink |"),
         "no test-run table:\n{stdout}"
     );
-    for t in &targets {
+    for t in &budgets {
         let row = stdout
             .lines()
             .find(|l| l.starts_with(&format!("| {t} |")))
-            .unwrap_or_else(|| panic!("no target row {t:?}:\n{stdout}"));
+            .unwrap_or_else(|| panic!("no budget row {t:?}:\n{stdout}"));
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         // "median (low…high)": the median within its interval.
         let figures: Vec<f64> = cells[2]
@@ -220,7 +220,7 @@ fn assert_targets_judged(stdout: &str) {
     }
     let summary = stdout
         .lines()
-        .find(|l| l.contains(" target(s) met, "))
+        .find(|l| l.contains(" budget(s) met, "))
         .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
     let (verdicts, undecided) = summary.split_once(';').unwrap();
     let total: usize = verdicts
@@ -228,7 +228,7 @@ fn assert_targets_judged(stdout: &str) {
         .filter(|w| !w.is_empty())
         .map(|w| w.parse::<usize>().unwrap())
         .sum();
-    assert_eq!(total, targets.len(), "{summary}");
+    assert_eq!(total, budgets.len(), "{summary}");
     let undecided: usize = undecided.trim().split(' ').next().unwrap().parse().unwrap();
     assert!(undecided <= total, "{summary}");
 }

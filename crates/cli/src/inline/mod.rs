@@ -1,5 +1,6 @@
 //! `streamgauge inline`: in-line IPv6 measurement (source, sink, ctl, bench).
 
+#[cfg(feature = "bench")]
 mod bench;
 mod ctl;
 mod run;
@@ -25,6 +26,7 @@ enum Which {
     /// Show or change the settings and counters of a running source or sink.
     Ctl(ctl::CtlArgs),
     /// Small-packet UDP rate with and without instrumentation, in namespaces, in the same run.
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
 }
 
@@ -34,6 +36,7 @@ pub fn run(args: &InlineArgs) -> Result<bool> {
         Which::Source(a) => run::run(a, inline::Role::Source),
         Which::Sink(a) => run::run(a, inline::Role::Sink),
         Which::Ctl(a) => ctl::run(a),
+        #[cfg(feature = "bench")]
         Which::Bench(a) => bench::run(a),
     }
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use inline::testrun::{program_costs, Cost, Part, Side};
 use inline::Settings;
 
-use super::{median, BenchArgs};
+use super::{median, Config};
 
 /// Runs per program and round: enough that the kernel clock's own jitter
 /// averages out, few enough that the sinks' ring buffers (64 Ki records,
@@ -18,7 +18,7 @@ const RUNS: u32 = 2000;
 /// Rounds of test runs that `--calibrate` adds after the traffic phases.
 pub(super) const CALIBRATE_ROUNDS: u32 = 25;
 
-pub fn run(args: &BenchArgs) -> Result<bool> {
+pub fn run(args: &Config) -> Result<bool> {
     let costs = measure(&args.mode, args.rounds)?;
     print(&args.mode, args.rounds, &costs);
     Ok(true)

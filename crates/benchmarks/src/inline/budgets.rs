@@ -1,16 +1,16 @@
-//! The in-line targets, judged on one `inline bench --calibrate` run: each
-//! target's figure from this run and, where it is missed, the same run's
+//! The in-line budgets, judged on one `inline bench --calibrate` run: each
+//! budget's figure from this run and, where it is missed, the same run's
 //! calibration row that says whether what is left is our code's.
 //!
-//! Why a calibration row can settle a missed target: on this kind of
+//! Why a calibration row can settle a missed budget: on this kind of
 //! machine the kernel's part of an in-line measurement (room for the
 //! header, the flow-table lookup and atomic sequence number, the clock,
-//! the ring buffer, the hook itself) can cost more than a target allows
+//! the ring buffer, the hook itself) can cost more than a budget allows
 //! over *off* or *header only*. The *measurement floor* phase does
 //! exactly that kernel work and nothing of ours (for one in 10: the
 //! *empty programs*, the hooks alone, for nine packets and the floor for
-//! the tenth), so a phase within the target's allowance of it has spent
-//! no more than that allowance on our code. Such a target is shown *at floor*, not
+//! the tenth), so a phase within the budget's allowance of it has spent
+//! no more than that allowance on our code. Such a budget is shown *at floor*, not
 //! *met*.
 //!
 //! Why intervals: on a shared 2-vCPU machine the rounds' ratios spread by
@@ -25,17 +25,17 @@ use inline::{Calibration, Mode};
 use super::net::Placement;
 use super::{median, Kind, Phase, Samples};
 
-/// What one run shows of a target.
+/// What one run shows of a budget.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     Met,
-    /// Missed, but within the target's allowance of the kernel work the
+    /// Missed, but within the budget's allowance of the kernel work the
     /// same run measured alone.
     AtFloor,
     Missed,
 }
 
-/// A target's bound.
+/// A budget's bound.
 #[derive(Clone, Copy)]
 enum Bound {
     AtLeast(f64),
@@ -85,7 +85,7 @@ fn median_interval(v: &[f64]) -> (f64, f64) {
 }
 
 struct Row {
-    target: String,
+    budget: String,
     measured: String,
     verdict: Verdict,
     /// Whether the deciding figures' intervals are clear of the bound.
@@ -125,7 +125,7 @@ impl Row {
     /// phase, one value per round) within the bound puts it at the floor;
     /// `why` names the calibration phase.
     fn judged(
-        target: String,
+        budget: String,
         bound: Bound,
         unit: Unit,
         figure: &[f64],
@@ -146,11 +146,11 @@ impl Row {
             Verdict::Missed => bound.clear_of(f) && bound.clear_of(c),
         };
         let shown = match bound {
-            Bound::AtLeast(b) => format!("{target} ≥ {b:.2}"),
-            Bound::AtMost(b) => format!("{target} ≤ {b:.0} ns"),
+            Bound::AtLeast(b) => format!("{budget} ≥ {b:.2}"),
+            Bound::AtMost(b) => format!("{budget} ≤ {b:.0} ns"),
         };
         Row {
-            target: shown,
+            budget: shown,
             measured: unit.with_interval(figure),
             verdict,
             decided,
@@ -163,7 +163,7 @@ impl Row {
     }
 }
 
-/// The every-packet target against *header only*: 0.97 for the
+/// The every-packet budget against *header only*: 0.97 for the
 /// 8-byte layouts, 0.95 for those that need the kernel to make room.
 fn every_packet_min(mode: Mode) -> f64 {
     match mode {
@@ -188,7 +188,7 @@ fn placement_rows(
     rows: &mut Vec<Row>,
 ) {
     // A calibration phase's median ratio to *off* or *header only*, for
-    // the reader: how much of the target the kernel's part takes alone.
+    // the reader: how much of the budget the kernel's part takes alone.
     let phase = |c: Calibration, hook| {
         phases
             .iter()
@@ -285,7 +285,7 @@ fn per_round(tests: &[Cost], side: Side, part: Part, base: Part) -> Vec<f64> {
     }
 }
 
-/// Prints the targets table for a calibrated run: `udp[i]` holds
+/// Prints the budgets table for a calibrated run: `udp[i]` holds
 /// `placements[i]`'s UDP results, `tests` the test runs of the same run.
 pub(super) fn print(
     placements: &[Placement],
@@ -309,9 +309,9 @@ pub(super) fn print(
         ));
     }
     println!(
-        "\nTargets, judged on this run: median over rounds (interval of at least 95 % for the median). \"at floor\": missed, but within the target's allowance of the same run's calibration phase, which does only the kernel's part. \"decided\": no where the interval that decides the verdict contains the bound, so this run's noise could have put it on the other side.\n"
+        "\nBudgets, judged on this run: median over rounds (interval of at least 95 % for the median). \"at floor\": missed, but within the budget's allowance of the same run's calibration phase, which does only the kernel's part. \"decided\": no where the interval that decides the verdict contains the bound, so this run's noise could have put it on the other side.\n"
     );
-    println!("| target | measured | verdict | decided | same-run calibration |");
+    println!("| budget | measured | verdict | decided | same-run calibration |");
     println!("|---|---:|---|---|---|");
     for r in &rows {
         let verdict = match r.verdict {
@@ -321,7 +321,7 @@ pub(super) fn print(
         };
         println!(
             "| {} | {} | {verdict} | {} | {} |",
-            r.target,
+            r.budget,
             r.measured,
             if r.decided { "yes" } else { "no" },
             r.calibration
@@ -329,7 +329,7 @@ pub(super) fn print(
     }
     let count = |v| rows.iter().filter(|r| r.verdict == v).count();
     println!(
-        "\n{} target(s) met, {} at floor, {} missed; {} of them not decided by this run",
+        "\n{} budget(s) met, {} at floor, {} missed; {} of them not decided by this run",
         count(Verdict::Met),
         count(Verdict::AtFloor),
         count(Verdict::Missed),

@@ -33,18 +33,17 @@
 //! followed by a shorter blast with them on that gives the cost.
 //!
 //! With `--calibrate`, the programs are then timed alone (`testrun`) and
-//! the run ends with the in-line targets judged on its figures
-//! (`targets`).
+//! the run ends with the in-line budgets judged on its figures
+//! (`budgets`).
 
+mod budgets;
 mod net;
-mod targets;
 mod testrun;
 mod traffic;
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Args;
 use inline::{
     netns, Agent, Calibration, CalibrationProgram, LoadOptions, Mode, Role, RunStats, Settings,
     SinkHook,
@@ -53,63 +52,29 @@ use inline::{
 use net::{load_average, CpuTimes, Pair, Placement, DST_IF, SRC_IF};
 use traffic::{tcp_run, udp_blast, Iperf};
 
-/// Arguments of `streamgauge inline bench`.
-#[derive(Debug, Args)]
-pub struct BenchArgs {
+/// What `streamgauge inline bench` measures (its flags say each in full).
+#[derive(Debug, Clone)]
+pub struct Config {
     /// Seconds per phase (TCP phases: whole seconds, at least 1).
-    #[arg(long, default_value_t = 2.0)]
-    seconds: f64,
+    pub seconds: f64,
     /// Rounds; every round runs every phase of every placement.
-    #[arg(long, default_value_t = 3)]
-    rounds: u32,
+    pub rounds: u32,
     /// UDP payload bytes.
-    #[arg(long, default_value_t = 64)]
-    payload: usize,
-    /// Header to insert: `both` (32 bytes), `delay` (24), `loss` (8), `pdm`
-    /// (16) or `compact` (8, delay only). A UDP socket leaves 10 bytes of
-    /// headroom in front of the IPv6 header on Ethernet, so only `loss` and
-    /// `compact` are inserted without the kernel reallocating the packet's
-    /// head (docs/benchmarks.md).
-    #[arg(long, default_value = "both")]
-    mode: String,
-    /// Also run three calibration phases per sink hook (needs tcx, Linux ≥
-    /// 6.6): `empty programs`, `header only` (the floor any in-line
-    /// measurement has on this machine) and `measurement floor` (a header
-    /// of --mode's length plus the kernel work an exact measurement with
-    /// that layout needs: flow lookup and atomic sequence number at the
-    /// source for loss and PDM, a clock read for a timestamp; clock read,
-    /// batched record and ring-buffer output at the sink; none of our
-    /// logic); fills the "ratio to header only" and "ratio to measurement
-    /// floor" columns and, for `every packet`, the BPF ns per packet above
-    /// the measurement floor. After the traffic it also times each program
-    /// alone (as --test-run, 25 rounds) and ends with the in-line targets
-    /// judged on this run: met, "at floor" (missed, but within the
-    /// target's allowance of the same run's calibration phase, which does
-    /// only the kernel's part) or missed.
-    #[arg(long)]
-    calibrate: bool,
+    pub payload: usize,
+    /// Header layout to insert: `both`, `delay`, `loss`, `pdm` or `compact`.
+    pub mode: String,
+    /// Also run the calibration phases, time each program alone and judge
+    /// the in-line budgets on the run.
+    pub calibrate: bool,
     /// Where the receive side runs: `same-core`, `split` or `both`.
-    #[arg(long, default_value = "both", value_parser = ["same-core", "split", "both"])]
-    placement: String,
-    /// Sink hook(s) to measure: `tc`, `xdp` or `both` (XDP phases need a
-    /// driver with native XDP; veth has it).
-    #[arg(long, default_value = "tc", value_parser = ["tc", "xdp", "both"])]
-    sink_hook: String,
-    /// Also measure TCP with iperf3 (server in the receiving namespace,
-    /// client in the sending one, on the veth addresses only).
-    #[arg(long)]
-    tcp: bool,
-    /// Instead of traffic: time each program alone, loaded but not
-    /// attached, with the kernel's test runs (BPF_PROG_TEST_RUN) on fresh
-    /// copies of one 64-byte UDP datagram: the empty program, header only,
-    /// the measurement floor of --mode's layout, the real source on the
-    /// path specialised for its settings and on its general path (after a
-    /// live change), and each one's sink-side counterpart on what it
-    /// made. --rounds rounds of 2000 runs per program. Free of the
-    /// traffic phases' noise; leaves out the head reallocation of headers
-    /// over 10 bytes (test packets have room in front).
-    #[arg(long, conflicts_with_all = ["tcp", "calibrate"])]
-    test_run: bool,
+    pub placement: String,
+    /// Sink hook(s) to measure: `tc`, `xdp` or `both`.
+    pub sink_hook: String,
+    /// Also measure TCP with iperf3.
+    pub tcp: bool,
+    /// Instead of traffic: time each program alone with the kernel's test
+    /// runs.
+    pub test_run: bool,
 }
 
 /// Sets kernel.bpf_stats_enabled; restores the value found on drop.
@@ -293,7 +258,7 @@ fn range(v: &[f64]) -> String {
 }
 
 /// The phases of one round, in order; the measurement floor carries `layout`.
-fn phases(args: &BenchArgs, layout: Mode) -> Vec<Phase> {
+fn phases(args: &Config, layout: Mode) -> Vec<Phase> {
     let hooks: &[SinkHook] = match args.sink_hook.as_str() {
         "xdp" => &[SinkHook::Xdp],
         "both" => &[SinkHook::Tc, SinkHook::Xdp],
@@ -341,7 +306,9 @@ fn phases(args: &BenchArgs, layout: Mode) -> Vec<Phase> {
     v
 }
 
-pub fn run(args: &BenchArgs) -> Result<bool> {
+/// Runs the benchmark and prints its tables; `Ok(false)` when the
+/// run's figures say something went wrong (its own message says what).
+pub fn run(args: &Config) -> Result<bool> {
     if args.test_run {
         return testrun::run(args);
     }
@@ -476,7 +443,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     drop(stats);
     drop(iperf);
     drop(p);
-    // The programs timed alone, for the targets' cost rows; after the
+    // The programs timed alone, for the budgets' cost rows; after the
     // traffic, so they never share the cores with it.
     let tests = if args.calibrate {
         Some(testrun::measure(&args.mode, testrun::CALIBRATE_ROUNDS)?)
@@ -501,7 +468,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         println!("\nThe same programs timed alone (no traffic):\n");
         testrun::print(&args.mode, testrun::CALIBRATE_ROUNDS, tests);
         let udp: Vec<&[Samples]> = results.iter().map(|r| r[0].as_slice()).collect();
-        targets::print(placements, &phases, &udp, parsed.mode, tests);
+        budgets::print(placements, &phases, &udp, parsed.mode, tests);
     }
     if ring_drops > 0 {
         println!(
