@@ -9,22 +9,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use common::noise;
 use common::reference::{alltypes_fixes, assert_matches, sqlite_u64};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// Deterministic pseudo-random bytes (xorshift64*), so a failure replays.
-fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        seed ^= seed >> 12;
-        seed ^= seed << 25;
-        seed ^= seed >> 27;
-        out.extend_from_slice(&seed.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
 
 /// Sends `bytes` (in `chunk`-byte writes, `pause` apart), half-closes and
 /// waits for the server to close. A server that closes first (a refused

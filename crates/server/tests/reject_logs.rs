@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use server::metrics::rejects::LINES_PER_PERIOD;
 use server::metrics::CloseReason;
 
+use common::noise;
+
 /// Every line the server logged, in this test binary.
 fn log() -> &'static Arc<Mutex<Vec<u8>>> {
     static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
@@ -51,19 +53,6 @@ fn lines_since(from: usize) -> (Vec<String>, usize) {
 
 /// Tests share the global log: one at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Deterministic pseudo-random bytes (xorshift64*).
-fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        seed ^= seed >> 12;
-        seed ^= seed << 25;
-        seed ^= seed >> 27;
-        out.extend_from_slice(&seed.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
 
 /// Garbage tuples: lines of 3 to 40 bytes of noise (tabs and digits
 /// included, so that every text reject reason comes up), 2 MB in all.

@@ -241,6 +241,19 @@ pub fn http_thread_fields(n: usize) -> Vec<i64> {
     out
 }
 
+/// Deterministic pseudo-random bytes (xorshift64*), so a failure replays.
+pub fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        seed ^= seed >> 12;
+        seed ^= seed << 25;
+        seed ^= seed >> 27;
+        out.extend_from_slice(&seed.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
 /// A request makes the runtime start its workers (and answers).
 pub async fn request(http: std::net::SocketAddr) {
     let body = tokio::task::spawn_blocking(move || {
