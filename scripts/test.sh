@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything, then run streamgauge's whole test suite:
-#   formatting, clippy, unit/integration/doc tests, release build,
+#   formatting, clippy, unit/integration/doc tests,
 #   the Python package and its pytest suite, the manager's browser tests,
 #   fuzz build + short fuzz smoke runs (if fuzz/ exists).
 #
@@ -148,8 +148,11 @@ step "build without eBPF toolchain" bash "$ROOT/scripts/check-build-shape.sh"
 # run Python programs that import it (the scaffold's generated modules).
 # A fresh machine has no copy of it; a machine that has one would hide the
 # wrong order.
+# Built with the dev profile (MATURIN_PEP517_ARGS), like the Rust tests:
+# an optimised build of its dependencies here cost minutes and tested
+# nothing the debug build does not.
 python_install() {
-    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MATURIN_PEP517_ARGS="--profile dev" PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
         python3 -m pip install --no-input -q --force-reinstall --no-deps "$ROOT/python" </dev/null
 }
 step "pip install ./python" python_install
@@ -164,18 +167,21 @@ cargo_test() {
     return "${PIPESTATUS[0]}"
 }
 step "cargo test" cargo_test
-step "cargo build --release" cargo build --workspace --release
+# One build serves every test: the Python suite and the browser tests
+# drive the debug `streamgauge` binary that `cargo test` built (the release
+# build, a whole second optimised build of the workspace, is the demo's:
+# scripts/demo.sh).
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/streamgauge"
 
-# The Python package's pytest suite drives the release binary built above
-# (STREAMGAUGE_BIN) and real ping/iperf3.
-step "pytest python/tests" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
-    python3 -m pytest -q "$ROOT/python/tests"
+# The Python package's pytest suite drives that binary (STREAMGAUGE_BIN)
+# and real ping/iperf3.
+step "pytest python/tests" env STREAMGAUGE_BIN="$BIN" python3 -m pytest -q "$ROOT/python/tests"
 
 # The manager's web front end in headless Chromium (crates/manager/web/test,
-# node's test runner with playwright-core), against the release binary's
-# real manager, collection server and capture daemon (on a veth pair in a
+# node's test runner with playwright-core), against the binary's real
+# manager, collection server and capture daemon (on a veth pair in a
 # namespace the tests create and delete).
-step "browser tests (manager web)" env STREAMGAUGE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/streamgauge" \
+step "browser tests (manager web)" env STREAMGAUGE_BIN="$BIN" \
     npm --prefix "$ROOT/crates/manager/web" test
 
 # Benches are not built again here: `cargo clippy --all-targets` above
