@@ -7,7 +7,10 @@
 # - that reduced binary (a production or packaged build) carries no test
 #   infrastructure: neither the benchmark harnesses nor pgtemp;
 # - the default binary still has both subcommands (`inline`, `bench`);
-# then lints the reduced binary (which also compiles it).
+# then lints the reduced binary (which also compiles it) with node, npm and
+# clang shadowed by stand-ins that fail: a build script that needed Node
+# (the manager's web bundle is committed) or the eBPF toolchain would fail
+# the step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,4 +58,13 @@ absent "streamgauge --no-default-features" "$TEST_INFRA" "carries no test infras
 kept inline-ebpf inline
 kept benchmarks bench
 [[ $status -eq 0 ]] || exit $status
-cargo clippy -p streamgauge --no-default-features --all-targets -- -D warnings
+SHADOW="$(mktemp -d)"
+trap 'rm -rf "$SHADOW"' EXIT
+for tool in node npm npx clang clang-14 llc bpftool; do
+    printf '#!/bin/sh\necho "build shape: the reduced build ran %s; it must not need it" >&2\nexit 127\n' "$tool" \
+        >"$SHADOW/$tool"
+    chmod +x "$SHADOW/$tool"
+done
+PATH="$SHADOW:$PATH" CLANG="$SHADOW/clang" \
+    cargo clippy -p streamgauge --no-default-features --all-targets -- -D warnings
+echo "build shape: streamgauge --no-default-features builds without Node and without clang/libbpf"
