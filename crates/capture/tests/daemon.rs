@@ -73,7 +73,8 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
 
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
-    std::fs::write(&tokens, "lab1 tok1 read\nlab2 tok2 read\n* admin control\n").unwrap();
+    httpkit::secret::write_private(&tokens, "lab1 tok1 read\nlab2 tok2 read\n* admin control\n")
+        .unwrap();
     let data = dir.path().join("data");
     let mut cfg = DaemonConfig::new(&["va", "vc"], &data);
     cfg.listen = "127.0.0.1:0".parse().unwrap();

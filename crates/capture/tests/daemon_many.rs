@@ -39,7 +39,7 @@ fn sessions_256_concurrent_and_isolated() {
     let tokens = dir.path().join("tokens");
     let mut lines: String = (0..N).map(|i| format!("exp{i} tok{i} read\n")).collect();
     lines.push_str("* admin control\n");
-    std::fs::write(&tokens, lines).unwrap();
+    httpkit::secret::write_private(&tokens, lines).unwrap();
     let mut cfg = DaemonConfig::new(&["va"], dir.path().join("data"));
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     cfg.token_file = Some(tokens);

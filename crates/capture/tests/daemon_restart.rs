@@ -296,7 +296,7 @@ netns = "{a}"
 fn sighup_rereads_the_token_file() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
-    std::fs::write(&tokens, "lab1 tok1 read\n").unwrap();
+    httpkit::secret::write_private(&tokens, "lab1 tok1 read\n").unwrap();
     let config = dir.path().join("capture.toml");
     std::fs::write(
         &config,

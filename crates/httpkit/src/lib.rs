@@ -51,6 +51,7 @@ mod error;
 pub mod guard;
 pub mod hosts;
 pub mod probe;
+pub mod secret;
 mod serve;
 pub mod tokens;
 

@@ -239,6 +239,9 @@ pub enum TokenFileError {
         /// The system error.
         source: std::io::Error,
     },
+    /// Its group or others may read it (`chmod 600` fixes it).
+    #[error("token file {0}")]
+    Exposed(#[from] crate::secret::SecretFileError),
     /// A line is malformed.
     #[error("token file {path}:{}: {}", .source.line, .source.reason)]
     Syntax {
@@ -277,8 +280,10 @@ impl crate::Authenticator for TokenFile {
     }
 }
 
-/// Reads and parses a token file.
+/// Reads and parses a token file, which must be owner-only
+/// ([`crate::secret`]).
 pub fn read_file(path: &std::path::Path) -> Result<Tokens, TokenFileError> {
+    crate::secret::check_private(path)?;
     let text = std::fs::read_to_string(path).map_err(|source| TokenFileError::Read {
         path: path.to_owned(),
         source,
@@ -376,5 +381,18 @@ mod tests {
         ] {
             assert_eq!(Tokens::parse(text).unwrap_err().line, line, "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_token_file_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tokens");
+        std::fs::write(&p, "lab secret read\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = TokenFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains(&format!("chmod 600 {}", p.display())), "{e}");
+        crate::secret::write_private(&p, "lab secret read\n").unwrap();
+        assert!(TokenFile::load(&p).is_ok());
     }
 }

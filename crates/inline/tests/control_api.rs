@@ -103,7 +103,7 @@ fn settings_over_http_change_what_is_measured() {
     }
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("control.tokens");
-    std::fs::write(
+    httpkit::secret::write_private(
         &tokens,
         format!("*  {CONTROL}  read,control\n*  {READER}  read\n"),
     )

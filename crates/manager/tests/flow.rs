@@ -150,7 +150,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("server.tokens");
-    std::fs::write(&tokens, "* mgr-read read\n").unwrap();
+    httpkit::secret::write_private(&tokens, "* mgr-read read\n").unwrap();
     std::fs::create_dir_all(dir.path().join("srv")).unwrap();
     let mut scfg = server::ServerConfig::new(dir.path().join("srv"));
     scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
@@ -162,7 +162,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     let srv = rt.block_on(server::Server::start(scfg)).unwrap();
     let (collect, http) = (srv.local_addrs()[0], srv.http_addr().unwrap());
     let dtokens = dir.path().join("daemon.tokens");
-    std::fs::write(&dtokens, "* daemon-op control\n").unwrap();
+    httpkit::secret::write_private(&dtokens, "* daemon-op control\n").unwrap();
     let data = dir.path().join("capture");
     let mut dcfg = DaemonConfig::new(&["va"], &data);
     dcfg.listen = "127.0.0.1:0".parse().unwrap();
@@ -179,7 +179,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
         .port();
 
     let creds = dir.path().join("credentials");
-    std::fs::write(&creds, "tap daemon-op\ncoll mgr-read\n").unwrap();
+    httpkit::secret::write_private(&creds, "tap daemon-op\ncoll mgr-read\n").unwrap();
     let t = start_on(backend, |c| {
         c.credentials = Some(creds.clone());
         c.monitor_interval = Duration::from_millis(500);

@@ -205,7 +205,7 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let server_tokens = dir.path().join("server.tokens");
-    std::fs::write(&server_tokens, "* mgr-read read\n").unwrap();
+    httpkit::secret::write_private(&server_tokens, "* mgr-read read\n").unwrap();
     std::fs::create_dir_all(dir.path().join("srv")).unwrap();
     let mut scfg = server::ServerConfig::new(dir.path().join("srv"));
     scfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
@@ -246,12 +246,12 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
             .unwrap();
     }
     let agent_tokens = dir.path().join("agent.tokens");
-    std::fs::write(&agent_tokens, "* agent-op read,control\n").unwrap();
+    httpkit::secret::write_private(&agent_tokens, "* agent-op read,control\n").unwrap();
     let src_ctl = control(&source, "va", &net.src, &agent_tokens);
     let sink_ctl = control(&sink, "vb", &net.dst, &agent_tokens);
 
     let creds = dir.path().join("credentials");
-    std::fs::write(&creds, "agent agent-op\ncoll mgr-read\n").unwrap();
+    httpkit::secret::write_private(&creds, "agent agent-op\ncoll mgr-read\n").unwrap();
     let t = start(|c| {
         c.credentials = Some(creds.clone());
         c.monitor_interval = Duration::from_millis(300);

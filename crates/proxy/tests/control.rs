@@ -97,7 +97,7 @@ async fn a_token_file_guards_pause_and_resume_and_turns_off_the_line_protocol() 
     let dirs = Dirs::new();
     let up = free_addr();
     let tokens = dirs.journal().with_extension("tokens");
-    std::fs::write(
+    httpkit::secret::write_private(
         &tokens,
         "* watcher read\n* ops read,control\nlab collector\n",
     )
