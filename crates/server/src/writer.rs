@@ -25,7 +25,7 @@ use crate::hook::{Hook, HookEvent};
 use crate::metrics::Metered;
 
 mod redo;
-use redo::{Entry, Journal};
+use redo::{Entry, Journal, Lost};
 
 /// What a client learns when it joins a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,15 +220,6 @@ struct Writer<'a, S> {
     sessions: HashMap<Arc<str>, Tracked>,
     /// The open transaction's work, written again after a storage failure.
     journal: Journal,
-}
-
-/// A command that met a storage failure: the store rolled back.
-struct Lost {
-    /// The failure.
-    cause: StoreError,
-    /// The command to run again once the lost work is committed (one that
-    /// answers a client, which has not been answered yet).
-    retry: Option<Command>,
 }
 
 impl<S: Sink> Writer<'_, S> {

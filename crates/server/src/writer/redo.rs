@@ -26,6 +26,15 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 /// disk has space again).
 const MAX_PAUSE: Duration = Duration::from_secs(2);
 
+/// A command that met a storage failure: the store rolled back.
+pub(super) struct Lost {
+    /// The failure.
+    pub(super) cause: StoreError,
+    /// The command to run again once the lost work is committed (one that
+    /// answers a client, which has not been answered yet).
+    pub(super) retry: Option<super::Command>,
+}
+
 /// One step of the open transaction, as the store was asked to do it.
 #[derive(Debug)]
 pub(super) enum Entry {

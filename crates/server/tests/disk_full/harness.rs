@@ -1,7 +1,10 @@
 //! What the storage-failure tests need: a small tmpfs as data directory
 //! (unmounted by a drop guard), a file that fills it, the server's log
 //! lines, and a resumable sender that writes from one thread while another
-//! reads its acknowledgements.
+//! reads its acknowledgements. Shared by `disk_full.rs` and
+//! `pg_read_only.rs`, which each use part of it.
+
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -123,6 +126,15 @@ pub fn count(domain: &str, what: &str) -> usize {
         .count()
 }
 
+/// Log lines that contain every one of `parts`.
+pub fn count_lines(parts: &[&str]) -> usize {
+    let log = log().lock().unwrap();
+    String::from_utf8_lossy(&log)
+        .lines()
+        .filter(|l| parts.iter().all(|p| l.contains(p)))
+        .count()
+}
+
 /// Waits until `cond` holds; fails the test after [`DEADLINE`].
 pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let end = Instant::now() + DEADLINE;
@@ -205,9 +217,21 @@ impl Connection {
 
     /// Sends `bytes` from a thread, then half-closes.
     pub fn send(&mut self, bytes: Vec<u8>) {
+        self.write(bytes, true);
+    }
+
+    /// Sends `bytes` from a thread; more may follow.
+    pub fn send_part(&mut self, bytes: Vec<u8>) {
+        self.write(bytes, false);
+    }
+
+    fn write(&mut self, bytes: Vec<u8>, last: bool) {
+        if let Some(t) = self.sender.take() {
+            let _ = t.join();
+        }
         let mut s = self.socket.try_clone().unwrap();
         self.sender = Some(std::thread::spawn(move || {
-            if s.write_all(&bytes).is_ok() {
+            if s.write_all(&bytes).is_ok() && last {
                 let _ = s.shutdown(Shutdown::Write);
             }
         }));

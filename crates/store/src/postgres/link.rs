@@ -48,6 +48,67 @@ pub fn is_lost(e: &StoreError, client: Option<&Client>) -> bool {
     }
 }
 
+/// True if PostgreSQL is there but cannot store anything now: a full disk
+/// (53100), out of memory (53200) or other resources (53000), an I/O error
+/// (58030, 58000), or a read-only server or transaction (25006). Like a
+/// lost connection, the work is kept and done again later, never dropped
+/// as refused.
+pub fn is_unavailable(e: &StoreError) -> bool {
+    matches!(
+        e.sqlstate(),
+        Some("53000" | "53100" | "53200" | "58000" | "58030" | "25006")
+    )
+}
+
+/// True if `e` means the work must be done again later, whole ([`is_lost`]
+/// or [`is_unavailable`]), not that PostgreSQL refused part of it.
+pub fn is_transient(e: &StoreError, client: Option<&Client>) -> bool {
+    is_unavailable(e) || is_lost(e, client)
+}
+
+/// A storage outage on a live connection: one line when it starts, one
+/// when it ends, and a pause (0.1 s doubling to 2 s) before each retry.
+#[derive(Debug)]
+pub struct Outage {
+    /// When the first failure came.
+    started: Instant,
+    /// Pause before the next attempt.
+    pause: Duration,
+    /// Attempts so far.
+    attempts: u64,
+}
+
+impl Outage {
+    /// Logs the start of an outage caused by `cause`.
+    pub fn start(db: &str, cause: &StoreError) -> Outage {
+        tracing::error!(db, error = %cause,
+            "PostgreSQL cannot store data now; holding this database's clients and \
+             sending the transaction again until it commits");
+        Outage {
+            started: Instant::now(),
+            pause: FIRST_PAUSE,
+            attempts: 0,
+        }
+    }
+
+    /// Waits before the next attempt.
+    pub fn pause(&mut self) {
+        std::thread::sleep(self.pause);
+        self.pause = (self.pause * 2).min(MAX_PAUSE);
+        self.attempts += 1;
+    }
+
+    /// Logs the end of the outage.
+    pub fn end(self, db: &str) {
+        tracing::warn!(
+            db,
+            attempts = self.attempts,
+            seconds = self.started.elapsed().as_secs_f64(),
+            "PostgreSQL stores data again"
+        );
+    }
+}
+
 /// Connects to `dbname`, trying until it works. `cause` is the error that
 /// ended the previous connection (logged once, with its SQLSTATE).
 pub fn reconnect(opts: &PgOptions, dbname: &str, db: &str, cause: &StoreError) -> Client {

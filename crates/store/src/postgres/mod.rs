@@ -234,17 +234,32 @@ impl PgStore {
     }
 
     /// Runs `f` until it succeeds or fails for another reason than a lost
-    /// connection, reconnecting after each loss.
+    /// connection or storage that cannot take data now
+    /// ([`link::is_unavailable`]: a full disk, a read-only server),
+    /// reconnecting after each loss and pausing while storage fails.
     fn retry<T>(
         &mut self,
         mut f: impl FnMut(&mut PgStore) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        let mut outage: Option<link::Outage> = None;
         loop {
             match f(self) {
                 Err(e) if link::is_lost(&e, Some(&self.client)) => {
                     self.client = link::reconnect(&self.opts, &self.domain, &self.uri, &e);
                 }
-                other => return other,
+                Err(e) if link::is_unavailable(&e) => {
+                    // The connection is fine; its transaction is aborted.
+                    let _ = self.client.batch_execute("ROLLBACK");
+                    outage
+                        .get_or_insert_with(|| link::Outage::start(&self.uri, &e))
+                        .pause();
+                }
+                other => {
+                    if let Some(o) = outage {
+                        o.end(&self.uri);
+                    }
+                    return other;
+                }
             }
         }
     }

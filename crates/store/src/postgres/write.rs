@@ -41,10 +41,18 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
         return done;
     }
     if let Some(xid) = store.in_doubt {
-        let status: Option<String> = store
-            .client
-            .query_one("SELECT txid_status($1)", &[&xid])?
-            .get(0);
+        let status: Option<String> = match store.client.query_one("SELECT txid_status($1)", &[&xid])
+        {
+            Ok(row) => row.get(0),
+            // After a crash (`pg_ctl stop -m immediate`), an id whose
+            // transaction never reached the WAL is "in the future"
+            // (SQLSTATE 22023): it did not commit, so it is sent again.
+            // Taking this for a refusal dropped the whole commit.
+            Err(e) if e.code() == Some(&::postgres::error::SqlState::INVALID_PARAMETER_VALUE) => {
+                None
+            }
+            Err(e) => return Err(e.into()),
+        };
         store.in_doubt = None;
         if status.as_deref() == Some("committed") {
             tracing::warn!(db = %store.uri, xid,
@@ -65,7 +73,7 @@ pub(super) fn commit_once(store: &mut PgStore) -> Result<(), StoreError> {
     } = store;
     let refused = match send_all(client, catalog.tables_mut(), deferred, uri, Care::Fast) {
         Ok(refused) => refused,
-        Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
+        Err(e) if super::link::is_transient(&e, Some(client)) => return Err(e),
         Err(e) => {
             tracing::debug!(db = %uri, error = %e,
                 "a statement of the commit was refused; sending it again guarded");
@@ -290,7 +298,7 @@ fn guarded(
         Ok(_) => Ok(client.batch_execute("RELEASE SAVEPOINT sg_write")?),
         Err(e) => {
             let e = StoreError::from(e);
-            if super::link::is_lost(&e, Some(client)) {
+            if super::link::is_transient(&e, Some(client)) {
                 return Err(e);
             }
             tracing::error!(db, error = %e, "{what}");
@@ -336,7 +344,7 @@ fn copy_rows(
     client.batch_execute("SAVEPOINT sg_copy")?;
     let err = match send(client, &table.copy_sql, &parts) {
         Ok(()) => return Ok(client.batch_execute("RELEASE SAVEPOINT sg_copy")?),
-        Err(e) if super::link::is_lost(&e, Some(client)) => return Err(e),
+        Err(e) if super::link::is_transient(&e, Some(client)) => return Err(e),
         Err(e) => e,
     };
     client.batch_execute("ROLLBACK TO SAVEPOINT sg_copy; RELEASE SAVEPOINT sg_copy")?;
