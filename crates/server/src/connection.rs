@@ -691,7 +691,15 @@ impl Connection {
         let id = answer
             .await
             .map_err(|_| "database writer is gone".to_owned())?
-            .map_err(|e| format!("schema {schema}: {e}"))?;
+            // Named, not quoted: a schema can be tens of KiB of fields.
+            .map_err(|e| {
+                format!(
+                    "schema {} {} ({} fields): {e}",
+                    schema.index,
+                    schema.name,
+                    schema.fields.len()
+                )
+            })?;
         if schema.name == CLOCK_STREAM {
             if let Some(session) = &mut self.session {
                 session.clock_stream = Some(schema.index);
