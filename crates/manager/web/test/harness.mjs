@@ -194,7 +194,8 @@ export async function startManager(dir) {
   const data = join(dir, "manager");
   mkdirSync(data, { recursive: true });
   const creds = join(dir, "credentials");
-  writeFileSync(creds, "");
+  // Owner-only: components refuse secret files others may read.
+  writeFileSync(creds, "", { mode: 0o600 });
   const port = await freePort();
   const p = new Proc("manager", ["manager", "--listen", `127.0.0.1:${port}`, "--data-dir", data, "--credentials", creds, "--monitor-interval", "2s"], {
     env: { STREAMGAUGE_ADMIN_PASSWORD: ADMIN_PASSWORD },
