@@ -41,6 +41,10 @@ pub enum KeyError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// Its group or others may read it (`chmod 600` fixes it): the key
+    /// undoes the anonymisation.
+    #[error("anonymisation key {0}")]
+    Exposed(#[from] httpkit::secret::SecretFileError),
     /// Neither 32 raw bytes nor 64 hex characters (plus optional newline).
     #[error("key must be 32 raw bytes or 64 hex characters, got {len} bytes")]
     Format {
@@ -82,6 +86,7 @@ impl Key {
             path: path.display().to_string(),
             source,
         })?;
+        httpkit::secret::check_private(path)?;
         Key::parse(&data)
     }
 }
@@ -289,10 +294,10 @@ mod tests {
     fn key_files() {
         let t = tempfile::tempdir().unwrap();
         let raw = t.path().join("raw");
-        std::fs::write(&raw, [0x15u8; 32]).unwrap();
+        httpkit::secret::write_private(&raw, [0x15u8; 32]).unwrap();
         assert_eq!(Key::from_file(&raw).unwrap(), Key::from_bytes([0x15; 32]));
         let hex = t.path().join("hex");
-        std::fs::write(&hex, format!("{KEY}\r\n")).unwrap();
+        httpkit::secret::write_private(&hex, format!("{KEY}\r\n")).unwrap();
         assert_eq!(
             Key::from_file(&hex).unwrap(),
             Key::parse(KEY.as_bytes()).unwrap()

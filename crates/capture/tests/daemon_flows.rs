@@ -47,7 +47,7 @@ fn flows_stream_and_ipfix_files_archived() {
 
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("site.key");
-    std::fs::write(&key, common::VECTOR_KEY).unwrap();
+    httpkit::secret::write_private(&key, common::VECTOR_KEY).unwrap();
     let toml = format!(
         r#"interfaces = ["va"]
 data_dir = "{data}"

@@ -49,7 +49,7 @@ fn every_vector_through_stdin_and_arguments() {
     let mut total = 0;
     for (i, (hex, pairs)) in vectors().iter().enumerate() {
         let key = dir.path().join(format!("k{i}"));
-        std::fs::write(&key, format!("{hex}\n")).unwrap();
+        httpkit::secret::write_private(&key, format!("{hex}\n")).unwrap();
         let input: String = pairs.iter().map(|(a, _)| format!("{a}\n")).collect();
         let out = anonymize(&key, &[], &input);
         assert!(
@@ -80,7 +80,7 @@ fn bad_lines_are_reported_with_their_number_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("k");
     let (hex, pairs) = vectors().into_iter().next().unwrap();
-    std::fs::write(&key, hex).unwrap();
+    httpkit::secret::write_private(&key, hex).unwrap();
     let input = format!("{}\nnot-an-ip\n\n{}\n10.0.0.300\n", pairs[0].0, pairs[1].0);
     let out = anonymize(&key, &[], &input);
     assert_eq!(out.status.code(), Some(1));
@@ -103,7 +103,7 @@ fn bad_lines_are_reported_with_their_number_and_exit_1() {
 
     let out = anonymize(&dir.path().join("missing"), &["10.0.0.1"], "");
     assert_eq!(out.status.code(), Some(2));
-    std::fs::write(&key, "too short").unwrap();
+    httpkit::secret::write_private(&key, "too short").unwrap();
     let out = anonymize(&key, &["10.0.0.1"], "");
     assert_eq!(out.status.code(), Some(2));
 }

@@ -33,7 +33,7 @@ fn send(addr: &str, token: Option<&str>) {
 fn malformed_token_file_stops_the_start_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
-    std::fs::write(&tokens, "# ok\nlab one\nlab one two\n").unwrap();
+    httpkit::secret::write_private(&tokens, "# ok\nlab one\nlab one two\n").unwrap();
     let out = server()
         .arg("-D")
         .arg(dir.path())
@@ -58,7 +58,7 @@ fn malformed_token_file_stops_the_start_with_its_line() {
 fn sighup_rereads_the_token_file() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens");
-    std::fs::write(&tokens, "lab one\n").unwrap();
+    httpkit::secret::write_private(&tokens, "lab one\n").unwrap();
     let conf = dir.path().join("server.conf");
     std::fs::write(
         &conf,

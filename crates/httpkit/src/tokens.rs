@@ -283,11 +283,11 @@ impl crate::Authenticator for TokenFile {
 /// Reads and parses a token file, which must be owner-only
 /// ([`crate::secret`]).
 pub fn read_file(path: &std::path::Path) -> Result<Tokens, TokenFileError> {
-    crate::secret::check_private(path)?;
     let text = std::fs::read_to_string(path).map_err(|source| TokenFileError::Read {
         path: path.to_owned(),
         source,
     })?;
+    crate::secret::check_private(path)?;
     Tokens::parse(&text).map_err(|source| TokenFileError::Syntax {
         path: path.to_owned(),
         source,

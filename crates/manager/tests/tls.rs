@@ -20,7 +20,7 @@ fn login_over_tls_sets_a_secure_cookie() {
     let dir = tempfile::tempdir().unwrap();
     let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cp, cert.pem()).unwrap();
-    std::fs::write(&kp, key_pair.serialize_pem()).unwrap();
+    httpkit::secret::write_private(&kp, key_pair.serialize_pem()).unwrap();
     let t = start(|c| c.tls = Some((cp.clone(), kp.clone())));
     let addr = t.base.trim_start_matches("http://").to_owned();
 

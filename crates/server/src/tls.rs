@@ -55,6 +55,9 @@ pub enum TlsError {
         /// The system error.
         source: std::io::Error,
     },
+    /// The private key's group or others may read it (`chmod 600`).
+    #[error("TLS key {0}")]
+    Exposed(#[from] httpkit::secret::SecretFileError),
     /// A file is not valid PEM, or holds nothing of the expected kind.
     #[error("TLS {what} {path}: {reason}")]
     Pem {
@@ -157,14 +160,18 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     Ok(certs)
 }
 
+/// Reads the private key; a file that holds one must be owner-only (a
+/// certificate given as the key is reported as that, not as exposed).
 fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     let pem = read("key", path)?;
-    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
         rustls::pki_types::pem::Error::NoItemsFound => pem_err(
             "key",
             path,
             "no PRIVATE KEY block found (want PEM: PKCS#8, PKCS#1 or SEC1)",
         ),
         e => pem_err("key", path, e),
-    })
+    })?;
+    httpkit::secret::check_private(path)?;
+    Ok(key)
 }

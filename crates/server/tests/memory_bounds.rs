@@ -150,7 +150,7 @@ async fn without_a_token_a_header_stops_at_64_kib() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tokens");
-    std::fs::write(&file, "lab secret\n").unwrap();
+    httpkit::secret::write_private(&file, "lab secret\n").unwrap();
     let t = common::start_with(|c| {
         c.auth = Some(server::config::AuthSettings {
             file,

@@ -33,7 +33,7 @@ fn self_signed() -> Cert {
     let dir = tempfile::tempdir().unwrap();
     let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert_path, cert.pem()).unwrap();
-    std::fs::write(&key_path, key_pair.serialize_pem()).unwrap();
+    httpkit::secret::write_private(&key_path, key_pair.serialize_pem()).unwrap();
     Cert {
         der: cert.der().clone(),
         cert: cert_path,
@@ -115,7 +115,7 @@ fn xs(dir: &Path, domain: &str) -> Vec<i64> {
 fn write_auth_file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tokens");
-    std::fs::write(&path, text).unwrap();
+    httpkit::secret::write_private(&path, text).unwrap();
     (dir, path)
 }
 
@@ -254,4 +254,38 @@ async fn token_file_is_validated_at_start_and_reloadable() {
     send_plain(addr, text_client("lab", &key("two"), 5)).await;
     server.shutdown().await;
     assert_eq!(xs(dir.path(), "lab"), (0..5).collect::<Vec<_>>());
+}
+
+/// Secret files that others may read are refused with the fix, as ssh
+/// does: the token file and the TLS private key.
+#[test]
+fn secret_files_others_can_read_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let open_up = |p: &std::path::Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap()
+    };
+    let (_keep, tokens) = write_auth_file("lab one\n");
+    open_up(&tokens);
+    let err = server::auth::Auth::load(AuthSettings {
+        file: tokens.clone(),
+        required: false,
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains(&format!("chmod 600 {}", tokens.display())),
+        "{err}"
+    );
+
+    let cert = self_signed();
+    open_up(&cert.key);
+    let err = server::tls::Tls::load(&TlsSettings::new(&cert.cert, &cert.key))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains(&format!("chmod 600 {}", cert.key.display())),
+        "{err}"
+    );
 }

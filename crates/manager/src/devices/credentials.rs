@@ -19,6 +19,9 @@ pub enum CredentialsError {
         /// The error.
         source: std::io::Error,
     },
+    /// Its group or others may read it (`chmod 600` fixes it).
+    #[error("credentials file {0}")]
+    Exposed(#[from] httpkit::secret::SecretFileError),
     /// A line is not `<name> <token>`.
     #[error("credentials file {path}, line {line}: expected '<name> <bearer-token>'")]
     Syntax {
@@ -75,6 +78,7 @@ impl Credentials {
             path: path.display().to_string(),
             source,
         })?;
+        httpkit::secret::check_private(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 

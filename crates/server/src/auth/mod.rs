@@ -43,6 +43,9 @@ pub enum AuthError {
         /// The system error.
         source: std::io::Error,
     },
+    /// Its group or others may read it (`chmod 600` fixes it).
+    #[error("auth file {0}")]
+    Exposed(#[from] httpkit::secret::SecretFileError),
     /// A line of the file is malformed.
     #[error("auth file {path}:{}: {}", .source.line, .source.reason)]
     Syntax {
@@ -160,6 +163,7 @@ fn read(path: &std::path::Path) -> Result<Tokens, AuthError> {
         path: path.to_owned(),
         source,
     })?;
+    httpkit::secret::check_private(path)?;
     Tokens::parse(&text).map_err(|source| AuthError::Syntax {
         path: path.to_owned(),
         source,
