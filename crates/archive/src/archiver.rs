@@ -97,6 +97,22 @@ fn valid_remote_name(name: &str) -> bool {
             .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
+/// What tells a file apart from a later one at the same path: size,
+/// modification time and inode. A closed capture file does not change, so
+/// the same identity means the same file (found again by crash recovery);
+/// a different one means a new file reusing the name.
+fn file_identity(m: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt;
+    format!(
+        "{}:{}.{}:{}:{}",
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.dev(),
+        m.ino()
+    )
+}
+
 impl Archiver {
     /// Validates the configuration, loads keys and credentials, opens the
     /// queue and starts the worker (spawned on the current tokio runtime).
@@ -152,7 +168,11 @@ impl Archiver {
     /// Queues `local_path` for upload as `remote_name` (relative, may contain
     /// `/`) to each named target. Durable when it returns. Enqueueing the same
     /// local path again only adds targets it did not have (a path whose file
-    /// was already archived and deleted counts as a new file).
+    /// was already archived and then replaced counts as a new file).
+    ///
+    /// Remote names are never reused: if a file of this queue ever had
+    /// `remote_name`, the new file gets `stem~N.rest` instead (see
+    /// `docs/archive.md`; [`Archiver::status`] shows the name given).
     pub fn enqueue(
         &self,
         local_path: &Path,
@@ -171,8 +191,8 @@ impl Archiver {
         if !valid_remote_name(remote_name) {
             return Err(EnqueueError::BadRemoteName(remote_name.to_string()));
         }
-        match std::fs::metadata(local_path) {
-            Ok(m) if m.is_file() => {}
+        let identity = match std::fs::metadata(local_path) {
+            Ok(m) if m.is_file() => file_identity(&m),
             Ok(_) => {
                 return Err(EnqueueError::LocalFile {
                     path: local_path.to_path_buf(),
@@ -185,9 +205,11 @@ impl Archiver {
                     reason: e.to_string(),
                 })
             }
-        }
+        };
         let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
-        self.inner.queue.add(local_path, remote_name, &targets)?;
+        self.inner
+            .queue
+            .add(local_path, remote_name, &identity, &targets)?;
         self.inner.wake.notify_one();
         Ok(())
     }

@@ -33,6 +33,18 @@ pub enum ArchiveEvent {
         /// Target name.
         target: String,
     },
+    /// Different content already held the remote name; nothing was replaced
+    /// and the file will be uploaded as `new_name` instead.
+    NameTaken {
+        /// Local file.
+        local_path: PathBuf,
+        /// Target name.
+        target: String,
+        /// The name found taken.
+        taken: String,
+        /// The name used from now on.
+        new_name: String,
+    },
     /// An attempt failed.
     AttemptFailed {
         /// Local file.

@@ -41,6 +41,7 @@ mod backoff;
 mod config;
 mod digest;
 mod events;
+mod names;
 mod queue;
 #[cfg(test)]
 mod queue_model;

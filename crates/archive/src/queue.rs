@@ -78,6 +78,9 @@ pub struct JobStatus {
     pub state: JobState,
     /// Failed attempts so far.
     pub attempts: u32,
+    /// Name on the target (relative to its directory or prefix); differs
+    /// from the name asked for when that was taken (see `docs/archive.md`).
+    pub remote_name: String,
     /// Reason of the last failure, if any.
     pub last_error: Option<String>,
 }
@@ -107,7 +110,8 @@ CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY,
     local_path TEXT NOT NULL UNIQUE,
     remote_name TEXT NOT NULL,
-    local_deleted INTEGER NOT NULL DEFAULT 0
+    local_deleted INTEGER NOT NULL DEFAULT 0,
+    identity TEXT
 );
 CREATE TABLE IF NOT EXISTS jobs (
     file_id INTEGER NOT NULL REFERENCES files(id),
@@ -116,10 +120,29 @@ CREATE TABLE IF NOT EXISTS jobs (
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_ms INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,
+    remote_name TEXT,
     PRIMARY KEY (file_id, target)
 );
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs(state, next_attempt_ms);
+CREATE TABLE IF NOT EXISTS names (remote_name TEXT PRIMARY KEY);
 ";
+
+/// Adds the columns later versions introduced to a queue written by an
+/// earlier one (`files.identity`, `jobs.remote_name`), then records its
+/// names as taken.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    for (table, column) in [("files", "identity"), ("jobs", "remote_name")] {
+        let has: bool = conn.query_row(
+            &format!("SELECT COUNT(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
+            [column],
+            |r| r.get(0),
+        )?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} TEXT"))?;
+        }
+    }
+    conn.execute_batch(crate::names::BACKFILL)
+}
 
 impl Queue {
     /// Opens (creating) `state_dir/queue.sqlite3`. Pending jobs become due
@@ -147,6 +170,7 @@ impl Queue {
         conn.execute_batch("BEGIN IMMEDIATE; COMMIT;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        migrate(&conn).map_err(err)?;
         conn.execute(
             "UPDATE jobs SET next_attempt_ms = 0 WHERE state = 'pending'",
             [],
@@ -171,41 +195,56 @@ impl Queue {
 
     /// Records a file for the given targets. Returns the file id and whether
     /// it was new; enqueueing the same local path again adds only missing
-    /// targets (never a second upload of a confirmed one) — unless that path
-    /// was archived and removed already, in which case it is a new file
-    /// reusing the name and starts afresh.
+    /// targets (never a second upload of a confirmed one). A path that was
+    /// archived and removed (or kept) before is the same file while its
+    /// `identity` (size, mtime, inode) is unchanged — nothing to do — and
+    /// otherwise a new file reusing the local name: it starts afresh.
+    ///
+    /// A new file gets `remote_name` only if no file of this queue ever had
+    /// it, else its first free variant (see [`crate::names`]): an archived
+    /// copy is never replaced by a later file of the same name.
     pub fn add(
         &self,
         local_path: &Path,
         remote_name: &str,
+        identity: &str,
         targets: &[String],
     ) -> Result<(i64, bool), QueueError> {
         let local = local_path.to_string_lossy().into_owned();
         self.with(|c| {
             let tx = c.transaction()?;
-            let existing: Option<(i64, bool)> = tx
+            let existing: Option<(i64, bool, Option<String>)> = tx
                 .query_row(
-                    "SELECT id, local_deleted FROM files WHERE local_path = ?1",
+                    "SELECT id, local_deleted, identity FROM files WHERE local_path = ?1",
                     [&local],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()?;
             let (id, new) = match existing {
-                Some((id, false)) => (id, false),
+                Some((id, false, _)) => (id, false),
+                // Archived before and still the same file (kept locally, or
+                // found again by crash recovery): already done.
+                Some((id, true, Some(known))) if known == identity => {
+                    tx.commit()?;
+                    return Ok((id, false));
+                }
                 // The path was archived and its file removed before: this is
                 // a new file that reuses the name, so it starts afresh.
-                Some((id, true)) => {
+                Some((id, true, _)) => {
+                    let name = crate::names::claim(&tx, remote_name)?;
                     tx.execute(
-                        "UPDATE files SET remote_name = ?2, local_deleted = 0 WHERE id = ?1",
-                        params![id, remote_name],
+                        "UPDATE files SET remote_name = ?2, local_deleted = 0, identity = ?3
+                         WHERE id = ?1",
+                        params![id, name, identity],
                     )?;
                     tx.execute("DELETE FROM jobs WHERE file_id = ?1", [id])?;
                     (id, true)
                 }
                 None => {
+                    let name = crate::names::claim(&tx, remote_name)?;
                     tx.execute(
-                        "INSERT INTO files (local_path, remote_name) VALUES (?1, ?2)",
-                        params![local, remote_name],
+                        "INSERT INTO files (local_path, remote_name, identity) VALUES (?1, ?2, ?3)",
+                        params![local, name, identity],
                     )?;
                     (tx.last_insert_rowid(), true)
                 }
@@ -221,22 +260,68 @@ impl Queue {
         })
     }
 
-    /// Up to `limit` pending jobs due at `now_ms`, oldest file first,
-    /// skipping those for which `skip` returns true (already in flight).
+    /// Moves a job to a fresh remote name after its target found different
+    /// content under the current one (see [`crate::names`]); due at once.
+    /// Returns the new name.
+    pub fn rename_job(
+        &self,
+        file_id: i64,
+        target: &str,
+        current: &str,
+    ) -> Result<String, QueueError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let name = crate::names::claim(&tx, &crate::names::original(current))?;
+            tx.execute(
+                "UPDATE jobs SET remote_name = ?3, next_attempt_ms = 0 WHERE file_id = ?1 AND target = ?2",
+                params![file_id, target, name],
+            )?;
+            tx.commit()?;
+            Ok(name)
+        })
+    }
+
+    /// Up to `limit` pending jobs due at `now_ms` (of every target), oldest
+    /// file first, skipping those for which `skip` returns true.
+    #[cfg(test)]
     pub fn due(
         &self,
         now_ms: i64,
         limit: usize,
         skip: impl Fn(i64, &str) -> bool,
     ) -> Result<Vec<Job>, QueueError> {
+        self.select_due(None, now_ms, limit, skip)
+    }
+
+    /// Up to `limit` pending jobs of `target` due at `now_ms`, oldest file
+    /// first, skipping files for which `skip` returns true (in flight).
+    pub fn due_for(
+        &self,
+        target: &str,
+        now_ms: i64,
+        limit: usize,
+        skip: impl Fn(i64) -> bool,
+    ) -> Result<Vec<Job>, QueueError> {
+        self.select_due(Some(target), now_ms, limit, |f, _| skip(f))
+    }
+
+    fn select_due(
+        &self,
+        target: Option<&str>,
+        now_ms: i64,
+        limit: usize,
+        skip: impl Fn(i64, &str) -> bool,
+    ) -> Result<Vec<Job>, QueueError> {
         self.with(|c| {
             let mut st = c.prepare_cached(
-                "SELECT j.file_id, f.local_path, f.remote_name, j.target, j.attempts
+                "SELECT j.file_id, f.local_path, COALESCE(j.remote_name, f.remote_name), j.target,
+                        j.attempts
                  FROM jobs j JOIN files f ON f.id = j.file_id
                  WHERE j.state = 'pending' AND j.next_attempt_ms <= ?1
+                   AND (?2 IS NULL OR j.target = ?2)
                  ORDER BY j.file_id, j.target",
             )?;
-            let rows = st.query_map([now_ms], |r| {
+            let rows = st.query_map(params![now_ms, target], |r| {
                 Ok(Job {
                     file_id: r.get(0)?,
                     local_path: PathBuf::from(r.get::<_, String>(1)?),
@@ -259,12 +344,12 @@ impl Queue {
         })
     }
 
-    /// Earliest `next_attempt_ms` among pending jobs.
-    pub fn next_due_ms(&self) -> Result<Option<i64>, QueueError> {
+    /// Earliest `next_attempt_ms` among pending jobs of `target`.
+    pub fn next_due_ms_for(&self, target: &str) -> Result<Option<i64>, QueueError> {
         self.with(|c| {
             c.query_row(
-                "SELECT MIN(next_attempt_ms) FROM jobs WHERE state = 'pending'",
-                [],
+                "SELECT MIN(next_attempt_ms) FROM jobs WHERE state = 'pending' AND target = ?1",
+                [target],
                 |r| r.get(0),
             )
         })
@@ -375,7 +460,8 @@ impl Queue {
         let local = local_path.to_string_lossy().into_owned();
         self.with(|c| {
             let mut st = c.prepare_cached(
-                "SELECT j.target, j.state, j.attempts, j.last_error FROM jobs j
+                "SELECT j.target, j.state, j.attempts, j.last_error,
+                        COALESCE(j.remote_name, f.remote_name) FROM jobs j
                  JOIN files f ON f.id = j.file_id WHERE f.local_path = ?1 ORDER BY j.target",
             )?;
             let rows = st.query_map([local], |r| {
@@ -384,6 +470,7 @@ impl Queue {
                     state: JobState::parse(&r.get::<_, String>(1)?),
                     attempts: r.get(2)?,
                     last_error: r.get(3)?,
+                    remote_name: r.get(4)?,
                 })
             })?;
             rows.collect()
@@ -427,7 +514,9 @@ mod tests {
         let targets = vec!["a".to_string(), "b".to_string()];
         {
             let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
-            let (id, new) = q.add(Path::new("/cap/1.pcap"), "1.pcap", &targets).unwrap();
+            let (id, new) = q
+                .add(Path::new("/cap/1.pcap"), "1.pcap", "i1", &targets)
+                .unwrap();
             assert!(new);
             q.set_done(id, "a").unwrap();
             q.set_failed_attempt(id, "b", 1, i64::MAX, false, "refused")
@@ -435,7 +524,9 @@ mod tests {
             assert!(q.due(0, 10, |_, _| false).unwrap().is_empty());
         }
         let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
-        let (_, new) = q.add(Path::new("/cap/1.pcap"), "1.pcap", &targets).unwrap();
+        let (_, new) = q
+            .add(Path::new("/cap/1.pcap"), "1.pcap", "i1", &targets)
+            .unwrap();
         assert!(!new);
         let due = q.due(0, 10, |_, _| false).unwrap();
         assert_eq!(due.len(), 1, "reopen makes b due, a stays done");
@@ -453,12 +544,29 @@ mod tests {
         assert_eq!(q.completed_undeleted().unwrap().len(), 1);
         q.set_local_deleted(due[0].file_id).unwrap();
         assert!(q.completed_undeleted().unwrap().is_empty());
-        // a new file reusing an archived path is queued afresh
+        // the same file found again (crash recovery, keep_local) is done
         let (_, new) = q
-            .add(Path::new("/cap/1.pcap"), "1b.pcap", &targets)
+            .add(Path::new("/cap/1.pcap"), "1.pcap", "i1", &targets)
+            .unwrap();
+        assert!(!new);
+        assert!(q.due(0, 10, |_, _| false).unwrap().is_empty());
+        // a new file reusing an archived path is queued afresh, under a
+        // remote name of its own
+        let (_, new) = q
+            .add(Path::new("/cap/1.pcap"), "1.pcap", "i2", &targets)
             .unwrap();
         assert!(new);
-        assert_eq!(q.due(0, 10, |_, _| false).unwrap().len(), 2);
+        let due = q.due(0, 10, |_, _| false).unwrap();
+        assert_eq!(due.len(), 2);
+        assert_eq!(due[0].remote_name, "1~2.pcap");
+        // a remote conflict moves one job to the next free variant
+        let n = q.rename_job(due[0].file_id, "a", "1~2.pcap").unwrap();
+        assert_eq!(n, "1~3.pcap");
+        let st = q.status(Path::new("/cap/1.pcap")).unwrap();
+        assert_eq!(
+            (st[0].remote_name.as_str(), st[1].remote_name.as_str()),
+            ("1~3.pcap", "1~2.pcap")
+        );
     }
 
     #[test]
@@ -466,7 +574,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
         let (id, _) = q
-            .add(Path::new("/cap/2.pcap"), "2.pcap", &["s".into()])
+            .add(Path::new("/cap/2.pcap"), "2.pcap", "i", &["s".into()])
             .unwrap();
         q.set_failed_attempt(id, "s", 3, 0, true, "host key mismatch")
             .unwrap();

@@ -15,7 +15,8 @@ const TARGETS: [&str; 2] = ["a", "b"];
 
 #[derive(Debug, Clone)]
 enum Op {
-    Add(usize, Vec<usize>),
+    /// File, targets, whether its content changed since the last add.
+    Add(usize, Vec<usize>, bool),
     Done(usize, usize),
     Fail(usize, usize, bool),
     DeleteIfComplete(usize),
@@ -25,7 +26,12 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0..4usize, proptest::collection::vec(0..2usize, 1..3)).prop_map(|(f, t)| Op::Add(f, t)),
+        (
+            0..4usize,
+            proptest::collection::vec(0..2usize, 1..3),
+            any::<bool>()
+        )
+            .prop_map(|(f, t, c)| Op::Add(f, t, c)),
         (0..4usize, 0..2usize).prop_map(|(f, t)| Op::Done(f, t)),
         (0..4usize, 0..2usize, any::<bool>()).prop_map(|(f, t, g)| Op::Fail(f, t, g)),
         (0..4usize).prop_map(Op::DeleteIfComplete),
@@ -39,6 +45,8 @@ fn op() -> impl Strategy<Value = Op> {
 struct FileModel {
     jobs: BTreeMap<String, JobState>,
     deleted: bool,
+    /// Identity recorded by the queue for the current file.
+    identity: u32,
 }
 
 fn path(i: usize) -> PathBuf {
@@ -57,15 +65,28 @@ proptest! {
         let mut q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
         let mut model: BTreeMap<usize, FileModel> = BTreeMap::new();
         let mut ids: BTreeMap<usize, i64> = BTreeMap::new();
+        // Content generation of each local path (its identity).
+        let mut generation: BTreeMap<usize, u32> = BTreeMap::new();
         for op in ops {
             match op {
-                Op::Add(f, ts) => {
+                Op::Add(f, ts, changed) => {
                     let names: Vec<String> = ts.iter().map(|t| TARGETS[*t].to_string()).collect();
-                    let (id, _) = q.add(&path(f), "r", &names).unwrap();
+                    let g = generation.entry(f).or_default();
+                    *g += u32::from(changed);
+                    let g = *g;
+                    let (id, _) = q.add(&path(f), "r", &g.to_string(), &names).unwrap();
                     ids.insert(f, id);
+                    let fresh = !model.contains_key(&f);
                     let m = model.entry(f).or_default();
+                    if fresh {
+                        m.identity = g;
+                    }
                     if m.deleted {
-                        *m = FileModel::default();
+                        if m.identity == g {
+                            // the same file again: archived already
+                            continue;
+                        }
+                        *m = FileModel { identity: g, ..FileModel::default() };
                     }
                     for n in names {
                         m.jobs.entry(n).or_insert(JobState::Pending);
@@ -151,8 +172,14 @@ proptest! {
                 .map(|(f, _)| path(*f))
                 .collect();
             prop_assert_eq!(deletable, want_del);
+            let mut remote = std::collections::BTreeSet::new();
             for (f, m) in &model {
-                prop_assert_eq!(q.status(Path::new(&path(*f))).unwrap().len(), m.jobs.len());
+                let st = q.status(Path::new(&path(*f))).unwrap();
+                prop_assert_eq!(st.len(), m.jobs.len());
+                // every file holds its own remote name
+                if let Some(s) = st.first() {
+                    prop_assert!(remote.insert(s.remote_name.clone()), "{:?}", s);
+                }
             }
         }
     }

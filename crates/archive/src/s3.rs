@@ -10,7 +10,9 @@
 //! or SSE-S3 objects is the MD5 of the body (single PUT) or the MD5 of the
 //! part MD5s with `-N` (multipart) — computed locally beforehand. The same
 //! HEAD check runs before uploading: an object already complete (the crash
-//! came after the upload but before the queue recorded it) is not sent again.
+//! came after the upload but before the queue recorded it) is not sent again,
+//! and a different object under the key is left alone (the job moves to a
+//! fresh name).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -214,7 +216,9 @@ impl S3Target {
             {
                 return Ok(Delivery::AlreadyPresent);
             }
-            Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+            // Different content under the key: never replaced.
+            Ok(_) => return Ok(Delivery::NameTaken),
+            Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => {
                 return Err(S3Error::Request {
                     op: "head",

@@ -6,7 +6,8 @@
 //! the file back over the same SFTP session), and only then renamed to the
 //! final name. A final name therefore only ever holds a verified copy; before
 //! uploading, an existing final file is checked the same way, and when it
-//! matches the upload is skipped (the resume-after-crash case).
+//! matches the upload is skipped (the resume-after-crash case); when it
+//! differs it is left alone and the job moves to a fresh name.
 //!
 //! Why a read-back: OpenSSH's `sftp-server` offers no remote hash extension,
 //! and a size match alone would not catch corrupted bytes; reading back costs
@@ -311,9 +312,8 @@ impl SftpTarget {
             {
                 return Ok(Delivery::AlreadyPresent);
             }
-            sftp.remove_file(final_path.clone())
-                .await
-                .map_err(op_err("remove stale", &final_path))?;
+            // Someone else's file (or ours from a lost queue): never replaced.
+            return Ok(Delivery::NameTaken);
         }
 
         // A unique temporary name per attempt: an attempt abandoned by a

@@ -17,6 +17,9 @@ pub enum Delivery {
     /// A verified identical copy was already there (resume after a crash);
     /// nothing was sent.
     AlreadyPresent,
+    /// Different content is already stored under the name; nothing was sent
+    /// and nothing replaced. The queue moves the job to a fresh name.
+    NameTaken,
 }
 
 /// Why one attempt failed.

@@ -41,56 +41,86 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// Scheduler: picks due jobs up to the concurrency limit and sleeps until
-/// the next due time, an enqueue, or the end of an attempt.
+/// Scheduler: picks due jobs, at most `max_concurrent_uploads` per target,
+/// and sleeps until the next due time, an enqueue, or the end of an attempt.
+///
+/// Slots are per target so that a target that hangs (every attempt running
+/// into `attempt_timeout_secs`) or is down never delays the others.
 pub(crate) async fn run(inner: Arc<Inner>) {
     sweep_completed(&inner);
     let mut tasks = JoinSet::new();
+    let max = inner.cfg.max_concurrent_uploads;
     loop {
-        let max = inner.cfg.max_concurrent_uploads;
-        let free = max.saturating_sub(tasks.len());
-        if free > 0 {
+        let mut waits = Vec::new();
+        for target in inner.targets.keys() {
+            let free = max.saturating_sub(running(&inner, target));
+            if free == 0 {
+                continue;
+            }
             let due = {
                 let in_flight = inner.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-                inner.queue.due(now_ms(), free, |f, t| {
-                    in_flight.contains(&(f, t.to_string()))
+                inner.queue.due_for(target, now_ms(), free, |f| {
+                    in_flight.contains(&(f, target.clone()))
                 })
             };
-            match due {
-                Ok(jobs) => {
-                    for job in jobs {
-                        let lease =
-                            now_ms() + inner.cfg.attempt_timeout_secs as i64 * 1000 + 60_000;
-                        if let Err(e) = inner.queue.lease(job.file_id, &job.target, lease) {
-                            tracing::error!(error = %e, "archive queue");
-                        }
-                        inner
-                            .in_flight
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert((job.file_id, job.target.clone()));
-                        let span = tracing::info_span!("archive_attempt",
-                            file = %job.local_path.display(), target = %job.target);
-                        tasks.spawn(attempt(inner.clone(), job).instrument(span));
-                    }
+            let jobs = match due {
+                Ok(jobs) => jobs,
+                Err(e) => {
+                    tracing::error!(error = %e, "archive queue");
+                    continue;
                 }
-                Err(e) => tracing::error!(error = %e, "archive queue"),
+            };
+            let started = jobs.len();
+            for job in jobs {
+                start(&inner, &mut tasks, job);
+            }
+            if started < free {
+                match inner.queue.next_due_ms_for(target) {
+                    Ok(Some(t)) => waits.push(t),
+                    Ok(None) => {}
+                    Err(e) => tracing::error!(error = %e, "archive queue"),
+                }
             }
         }
-        let wait = if tasks.len() < max {
-            match inner.queue.next_due_ms() {
-                Ok(Some(t)) => Duration::from_millis((t - now_ms()).clamp(0, 60_000) as u64),
-                _ => Duration::from_secs(60),
-            }
-        } else {
-            Duration::from_secs(3600)
-        };
+        let wait = waits
+            .into_iter()
+            .min()
+            .map_or(Duration::from_secs(60), |t| {
+                Duration::from_millis((t - now_ms()).clamp(0, 60_000) as u64)
+            });
         tokio::select! {
             _ = inner.wake.notified() => {}
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             _ = tokio::time::sleep(wait) => {}
         }
     }
+}
+
+/// Attempts running now for `target`.
+fn running(inner: &Inner, target: &str) -> usize {
+    inner
+        .in_flight
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter(|(_, t)| t == target)
+        .count()
+}
+
+/// Leases `job` and spawns its attempt.
+fn start(inner: &Arc<Inner>, tasks: &mut JoinSet<()>, job: Job) {
+    let lease = now_ms() + inner.cfg.attempt_timeout_secs as i64 * 1000 + 60_000;
+    if let Err(e) = inner.queue.lease(job.file_id, &job.target, lease) {
+        tracing::error!(error = %e, "archive queue");
+    }
+    inner
+        .in_flight
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert((job.file_id, job.target.clone()));
+    let span = tracing::info_span!("archive_attempt",
+        file = %job.local_path.display(), target = %job.target);
+    tasks.spawn(attempt(inner.clone(), job).instrument(span));
 }
 
 /// Deletes local copies of files every target confirmed (a crash may have
@@ -144,6 +174,20 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
         .remove(&(job.file_id, job.target.clone()));
     let q = &inner.queue;
     match result {
+        Ok(Delivery::NameTaken) => match q.rename_job(job.file_id, &job.target, &job.remote_name) {
+            Ok(new_name) => {
+                tracing::warn!(file = %job.local_path.display(), target = %job.target,
+                    taken = %job.remote_name, %new_name,
+                    "archive: different content already under this name; left alone, uploading under a new name");
+                let _ = inner.events.send(ArchiveEvent::NameTaken {
+                    local_path: job.local_path.clone(),
+                    target: job.target.clone(),
+                    taken: job.remote_name.clone(),
+                    new_name,
+                });
+            }
+            Err(e) => tracing::error!(error = %e, "archive queue"),
+        },
         Ok(delivery) => {
             // Counters first, so that a reader who sees the job done in the
             // queue also sees it counted.
@@ -158,7 +202,7 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
                         bytes,
                     }
                 }
-                Delivery::AlreadyPresent => {
+                Delivery::AlreadyPresent | Delivery::NameTaken => {
                     Counters::add(&inner.counters.already_present, 1);
                     tracing::info!(file = %job.local_path.display(), target = %job.target, "already archived");
                     ArchiveEvent::AlreadyPresent {

@@ -251,7 +251,7 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn differing_remote_copy_and_stale_parts_are_replaced() {
+async fn differing_remote_copy_is_kept_and_stale_parts_removed() {
     let Some(s) = Sshd::start_new() else { return };
     let work = tempfile::tempdir().unwrap();
     let cfg = config(
@@ -261,21 +261,34 @@ async fn differing_remote_copy_and_stale_parts_are_replaced() {
     );
     let dir = s.root.join("d");
     std::fs::create_dir_all(&dir).unwrap();
-    // a truncated copy under the final name and a leftover temporary file
-    std::fs::write(dir.join("f.pcap"), b"truncated").unwrap();
+    // someone else's file under the final name and a leftover temporary file
+    std::fs::write(dir.join("f.pcap"), b"not ours").unwrap();
     std::fs::write(dir.join(".f.pcap.0123456789abcdef.part"), b"partial").unwrap();
     std::fs::write(dir.join("unrelated.part"), b"not ours").unwrap();
     let p = work.path().join("f.pcap");
     let data = random_file(&p, 100_000, 5);
     let archiver = Archiver::open(cfg).await.unwrap();
+    let mut events = archiver.subscribe();
     archiver.enqueue(&p, "f.pcap", &["t"]).unwrap();
     wait_for("done", WAIT, || archiver.stats().unwrap().done == 1).await;
-    assert_eq!(std::fs::read(dir.join("f.pcap")).unwrap(), data);
+    assert_eq!(std::fs::read(dir.join("f.pcap")).unwrap(), b"not ours");
+    assert_eq!(std::fs::read(dir.join("f~2.pcap")).unwrap(), data);
     assert_eq!(
         s.files(),
-        vec!["d/f.pcap".to_string(), "d/unrelated.part".to_string()]
+        vec![
+            "d/f.pcap".to_string(),
+            "d/f~2.pcap".to_string(),
+            "d/unrelated.part".to_string()
+        ]
     );
     assert_eq!(archiver.stats().unwrap().uploaded_files, 1);
+    let mut renamed = None;
+    while let Ok(e) = events.try_recv() {
+        if let ArchiveEvent::NameTaken { new_name, .. } = e {
+            renamed = Some(new_name);
+        }
+    }
+    assert_eq!(renamed.as_deref(), Some("f~2.pcap"));
 }
 
 async fn expect_failure(s: &Sshd, host_check: serde_json::Value, key: Option<&Path>, needle: &str) {

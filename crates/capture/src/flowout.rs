@@ -75,11 +75,20 @@ pub(crate) struct FlowOutput {
     stats: FileStats,
 }
 
-/// A path beside `p` that does not exist yet: `p` itself, else
-/// `stem.N.ext` with the smallest free N, so a restarted session never
-/// truncates the IPFIX file of its previous run.
+/// A path beside `p` that is free together with its metadata names
+/// (`<p>.json`, `<p>.xml`): `p` itself, else `stem.N.ext` with the smallest
+/// free N. So a restarted session never truncates the IPFIX file of its
+/// previous run, nor that run's metadata still waiting for the archive
+/// after the file itself was uploaded and deleted.
 pub fn free_path(p: &Path) -> PathBuf {
-    if !p.exists() {
+    let free = |c: &Path| {
+        ["", ".json", ".xml"].iter().all(|m| {
+            let mut name = c.as_os_str().to_owned();
+            name.push(m);
+            !Path::new(&name).exists()
+        })
+    };
+    if free(p) {
         return p.to_path_buf();
     }
     let stem = p
@@ -95,7 +104,7 @@ pub fn free_path(p: &Path) -> PathBuf {
             };
             p.with_file_name(name)
         })
-        .find(|c| !c.exists())
+        .find(|c| free(c))
         .unwrap_or_else(|| p.to_path_buf())
 }
 
@@ -224,4 +233,21 @@ pub(crate) struct Emit<'a> {
     pub session: &'a str,
     /// The sink, if the node wants the records.
     pub sink: Option<&'a FlowSink>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_path;
+
+    #[test]
+    fn free_path_skips_names_whose_metadata_is_still_there() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("flows.ipfix");
+        assert_eq!(free_path(&p), p);
+        // the file was archived and deleted, its metadata not yet
+        std::fs::write(t.path().join("flows.ipfix.xml"), b"<x/>").unwrap();
+        assert_eq!(free_path(&p), t.path().join("flows.1.ipfix"));
+        std::fs::write(t.path().join("flows.1.ipfix"), b"").unwrap();
+        assert_eq!(free_path(&p), t.path().join("flows.2.ipfix"));
+    }
 }

@@ -65,6 +65,7 @@ mod tests {
     fn a_new_writer_numbers_after_existing_files() {
         let t = tempfile::tempdir().unwrap();
         let c = cfg(t.path(), FileFormat::Pcap);
+        let c2 = c.clone();
         let mut w = RotatingWriter::new(c.clone()).unwrap();
         w.write(1_700_000_000_000_000_000, &[1u8; 60], 60).unwrap();
         w.close().unwrap();
@@ -78,6 +79,17 @@ mod tests {
         let name = second[0].path.file_name().unwrap().to_str().unwrap();
         assert_eq!(sequence_of("exp1", name), Some(1));
         assert!(first[0].path.exists());
+        // the files were archived and deleted, one metadata document of the
+        // last is still waiting: its sequence is not used again
+        let meta = format!("{}.json", second[0].path.display());
+        std::fs::write(&meta, b"{}").unwrap();
+        std::fs::remove_file(&first[0].path).unwrap();
+        std::fs::remove_file(&second[0].path).unwrap();
+        let mut w = RotatingWriter::new(c2).unwrap();
+        w.write(1_700_000_000_000_000_000, &[1u8; 60], 60).unwrap();
+        w.close().unwrap();
+        assert_eq!(w.take_closed()[0].seq, 2);
+        assert_eq!(std::fs::read(&meta).unwrap(), b"{}");
     }
 
     #[test]

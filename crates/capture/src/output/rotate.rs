@@ -169,7 +169,13 @@ impl RotatingWriter {
         std::fs::set_permissions(&cfg.dir, std::fs::Permissions::from_mode(0o700))
             .map_err(io("chmod", &cfg.dir))?;
         let existing = existing_files(&cfg);
-        let next_seq = existing.last().map_or(0, |(seq, _, _)| seq + 1);
+        // Metadata left by a file already archived and deleted counts too:
+        // reusing its sequence would truncate that metadata before upload.
+        let next_seq = existing
+            .last()
+            .map(|(seq, _, _)| *seq)
+            .max(highest_metadata_seq(&cfg))
+            .map_or(0, |seq| seq + 1);
         let on_disk = existing.iter().map(|(_, _, len)| len).sum();
         let kept = existing.into_iter().map(|(_, p, len)| (p, len)).collect();
         Ok(RotatingWriter {
@@ -392,6 +398,23 @@ fn existing_files(cfg: &WriterConfig) -> Vec<(u64, PathBuf, u64)> {
     }
     v.sort();
     v
+}
+
+/// The highest sequence among the session's metadata documents
+/// (`{session}_{seq:06}_….{ext}.json|xml`) in its directory.
+fn highest_metadata_seq(cfg: &WriterConfig) -> Option<u64> {
+    let ext = format!(".{}.", cfg.format.extension());
+    std::fs::read_dir(&cfg.dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let meta = name.ends_with(".json") || name.ends_with(".xml");
+            (meta && name.contains(&ext))
+                .then(|| sequence_of(&cfg.session, &name))
+                .flatten()
+        })
+        .max()
 }
 
 /// The sequence number in a packet file name `{session}_{seq:06}_…`.
