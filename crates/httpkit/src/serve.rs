@@ -22,9 +22,9 @@ pub async fn serve(
 }
 
 /// Serves `app` on `listener` within `budget` until `shutdown` completes;
-/// then stops accepting and lets requests in flight finish (connections
-/// still open when they have are closed). The peer address is available
-/// to the authentication layer (loopback trust).
+/// then stops accepting, closes idle connections and returns once the
+/// requests in flight have finished. The peer address is available to the
+/// authentication layer (loopback trust).
 pub async fn serve_with(
     listener: TcpListener,
     app: Router,
