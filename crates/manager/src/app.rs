@@ -25,6 +25,8 @@ pub struct App {
     pub credentials: Credentials,
     /// Failed logins.
     pub limiter: LoginLimiter,
+    /// The threads that hash passwords (a fixed few: issue 35).
+    pub hashes: crate::auth::hashpool::HashPool,
     /// Async HTTP client for streamed bodies (proxy, downloads).
     pub http: reqwest::Client,
 }
@@ -90,6 +92,10 @@ impl App {
             config,
             credentials,
             limiter: LoginLimiter::default(),
+            hashes: crate::auth::hashpool::HashPool::new().map_err(|e| StartError::Io {
+                what: "password hash threads".into(),
+                reason: e.to_string(),
+            })?,
             http,
         };
         app.bootstrap()?;

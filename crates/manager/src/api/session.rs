@@ -37,6 +37,20 @@ pub struct SessionInfo {
     pub csrf_token: Option<String>,
 }
 
+/// Longest a login waits for its hash before 503 `busy` (well within the
+/// request timeout, so the answer says why).
+const HASH_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// 503 `busy`: too many logins queued for the hash threads.
+pub fn busy() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        "too many logins at once: try again in a few seconds",
+    )
+    .with_details(serde_json::json!({ "retry_after_s": 5 }))
+}
+
 /// Checks the password (rate limited) and starts a session.
 #[utoipa::path(post, path = "/api/v1/login", request_body = LoginRequest,
     responses((status = 200, body = SessionInfo), (status = 401, description = "invalid_credentials"),
@@ -46,17 +60,19 @@ pub async fn login(
     Peer(addr): Peer,
     JsonBody(req): JsonBody<LoginRequest>,
 ) -> ApiResult<Response> {
-    if let Err(wait) = app.limiter.check(&req.username, addr) {
-        return Err(ApiError::new(
+    // Reserved before hashing: parallel guesses cannot all pass the check.
+    let attempt = app.limiter.reserve(&req.username, addr).map_err(|wait| {
+        ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
             format!("too many failed logins: try again in {wait} s"),
         )
-        .with_details(serde_json::json!({ "retry_after_s": wait })));
-    }
+        .with_details(serde_json::json!({ "retry_after_s": wait }))
+    })?;
+    // On the hash threads: a fixed few hashes (19 MiB each) at a time.
     let app2 = Arc::clone(&app);
     let name = req.username.clone();
-    let found = tokio::task::spawn_blocking(move || {
+    let job = app.hashes.run(move || {
         let row = app2.db.with(|c| users::credentials(c, &name))?;
         Ok::<_, ApiError>(match row {
             Some((user, hash)) => passwords::verify(&req.password, &hash).then_some(user),
@@ -66,18 +82,21 @@ pub async fn login(
                 None
             }
         })
-    })
-    .await
-    .map_err(|e| ApiError::internal(e.to_string()))??;
+    });
+    let Some(found) = tokio::time::timeout(HASH_WAIT, job).await.ok().flatten() else {
+        // Not checked: not a failure of this user.
+        attempt.abandon();
+        return Err(busy());
+    };
+    let found = found?;
     let Some(user) = found else {
-        app.limiter.failed(&req.username, addr);
         tracing::info!(username = %req.username, ?addr, "login failed");
         return Err(ApiError::unauthorized(
             "invalid_credentials",
             "unknown user name or wrong password",
         ));
     };
-    app.limiter.succeeded(&user.username);
+    attempt.succeeded();
     let ttl = app.config.session_ttl.as_secs() as i64;
     let (id, csrf) = app.db.with(|c| sessions::create(c, user.id, ttl))?;
     crate::audit::record(

@@ -54,10 +54,11 @@ pub fn valid_username(n: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"_.-@".contains(&b))
 }
 
-async fn hash(password: String) -> ApiResult<String> {
-    tokio::task::spawn_blocking(move || passwords::hash(&password))
+async fn hash(app: &App, password: String) -> ApiResult<String> {
+    app.hashes
+        .run(move || passwords::hash(&password))
         .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
+        .ok_or_else(super::session::busy)?
         .map_err(|e| invalid("password", e.to_string()))
 }
 
@@ -79,7 +80,7 @@ pub async fn create(
     if !valid_username(&req.username) {
         return Err(invalid("username", "1-64 of [A-Za-z0-9_.-@]"));
     }
-    let h = hash(req.password).await?;
+    let h = hash(&app, req.password).await?;
     let u = app
         .db
         .with(|c| users::create(c, &req.username, &h, req.role))?;
@@ -112,7 +113,7 @@ pub async fn patch(
         .ok_or_else(|| not_found("user", id))?;
     let mut changed = Vec::new();
     if let Some(p) = req.password {
-        let h = hash(p).await?;
+        let h = hash(&app, p).await?;
         app.db.with(|c| users::set_password(c, id, &h))?;
         changed.push("password".to_owned());
     }

@@ -8,6 +8,7 @@
 //! lets nobody in.
 
 pub mod caller;
+pub mod hashpool;
 pub mod passwords;
 pub mod ratelimit;
 pub mod sessions;

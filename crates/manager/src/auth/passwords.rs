@@ -1,7 +1,7 @@
 //! Password hashes: argon2id with the crate's default parameters (19 MiB,
 //! 2 passes), a random salt per hash, stored as PHC strings so the
 //! parameters travel with the hash. Hashing is deliberately slow: callers
-//! run it on a blocking thread.
+//! run it on the hash threads ([`super::hashpool`]).
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::Argon2;

@@ -1,76 +1,107 @@
-//! Login rate limiting: after [`MAX_FAILURES`] failed logins for one user
-//! name or from one client address within [`WINDOW`], logins are refused
-//! (429, even with the right password) until the oldest failure leaves
-//! the window. Kept in memory: a restart forgives, which an attacker
+//! Login rate limiting per (client address, user name), with exponential
+//! back-off (issue 35, item 7).
+//!
+//! An attempt is *reserved* before the password is hashed: it counts as a
+//! failure from the moment it starts and is forgiven only when it
+//! succeeds, so parallel guesses cannot all slip through between the
+//! check and the update. The first [`FREE_FAILURES`] failures of a pair
+//! cost nothing; each further one doubles the wait (1 s, 2 s, 4 s, … up
+//! to [`MAX_BACKOFF`]). The key includes the address, so nobody can lock
+//! `admin` out from elsewhere: the owner's own address keeps its
+//! allowance. Kept in memory: a restart forgives, which an attacker
 //! cannot trigger.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Failures tolerated per key within the window.
-pub const MAX_FAILURES: usize = 5;
-/// The window.
-pub const WINDOW: Duration = Duration::from_secs(300);
+/// Failures of one (address, user name) pair before any wait.
+pub const FREE_FAILURES: u32 = 4;
+/// Longest wait between attempts of one pair.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(900);
+/// Pairs remembered before stale ones are dropped (bounded memory under
+/// a flood of distinct names).
+const MAX_PAIRS: usize = 100_000;
 
-/// Failure times per key (`user:<name>`, `addr:<ip>`).
-#[derive(Debug, Default)]
-pub struct LoginLimiter {
-    /// Recent failures, oldest first.
-    failures: Mutex<HashMap<String, VecDeque<Instant>>>,
+/// One pair's record.
+#[derive(Debug, Clone, Copy)]
+struct Pair {
+    /// Attempts counted as failed (a reserved attempt included).
+    failures: u32,
+    /// No attempt before this.
+    next_allowed: Instant,
 }
 
-fn keys(username: &str, addr: Option<IpAddr>) -> Vec<String> {
-    let mut k = vec![format!("user:{username}")];
-    if let Some(a) = addr {
-        k.push(format!("addr:{a}"));
+/// The wait after `failures` failures.
+fn backoff(failures: u32) -> Duration {
+    match failures.checked_sub(FREE_FAILURES) {
+        None => Duration::ZERO,
+        Some(n) => Duration::from_secs(1u64 << n.min(10)).min(MAX_BACKOFF),
     }
-    k
+}
+
+/// The pairs' records.
+#[derive(Debug, Default)]
+pub struct LoginLimiter {
+    /// Per `(address, user name)`; the address is `None` when unknown.
+    pairs: Mutex<HashMap<(Option<IpAddr>, String), Pair>>,
+}
+
+/// A reserved attempt: counted as failed unless [`Attempt::succeeded`].
+#[must_use = "an attempt is forgiven only by succeeded()"]
+pub struct Attempt<'a> {
+    /// The limiter it was reserved in.
+    limiter: &'a LoginLimiter,
+    /// Its key.
+    key: (Option<IpAddr>, String),
+}
+
+impl Attempt<'_> {
+    /// The password was right: the pair's failures are forgiven.
+    pub fn succeeded(self) {
+        let mut map = self.limiter.lock();
+        map.remove(&self.key);
+    }
+}
+
+impl Attempt<'_> {
+    /// The password was never checked (the server was busy): the
+    /// reservation is given back.
+    pub fn abandon(self) {
+        let mut map = self.limiter.lock();
+        if let Some(p) = map.get_mut(&self.key) {
+            p.failures = p.failures.saturating_sub(1);
+            p.next_allowed = Instant::now() + backoff(p.failures);
+        }
+    }
 }
 
 impl LoginLimiter {
-    /// `Err(seconds to wait)` when either key is over the limit.
-    pub fn check(&self, username: &str, addr: Option<IpAddr>) -> Result<(), u64> {
-        let now = Instant::now();
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let mut wait = 0;
-        for k in keys(username, addr) {
-            if let Some(q) = map.get_mut(&k) {
-                while q.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
-                    q.pop_front();
-                }
-                if q.len() >= MAX_FAILURES {
-                    let oldest = q[q.len() - MAX_FAILURES];
-                    let left = WINDOW.saturating_sub(now.duration_since(oldest));
-                    wait = wait.max(left.as_secs() + 1);
-                }
-            }
-        }
-        if wait > 0 {
-            Err(wait)
-        } else {
-            Ok(())
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Option<IpAddr>, String), Pair>> {
+        self.pairs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records a failed login.
-    pub fn failed(&self, username: &str, addr: Option<IpAddr>) {
+    /// Reserves an attempt for `username` from `addr`, or `Err(seconds
+    /// to wait)`.
+    pub fn reserve(&self, username: &str, addr: Option<IpAddr>) -> Result<Attempt<'_>, u64> {
         let now = Instant::now();
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() > 100_000 {
-            // Bounded memory under a flood of distinct names: drop the stale.
-            map.retain(|_, q| q.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+        let mut map = self.lock();
+        if map.len() >= MAX_PAIRS {
+            map.retain(|_, p| p.next_allowed + MAX_BACKOFF > now);
         }
-        for k in keys(username, addr) {
-            map.entry(k).or_default().push_back(now);
+        let key = (addr, username.to_owned());
+        let pair = map.entry(key.clone()).or_insert(Pair {
+            failures: 0,
+            next_allowed: now,
+        });
+        if pair.next_allowed > now {
+            let left = pair.next_allowed - now;
+            return Err(left.as_secs() + u64::from(left.subsec_nanos() > 0));
         }
-    }
-
-    /// A successful login forgives that user name's failures.
-    pub fn succeeded(&self, username: &str) {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.remove(&format!("user:{username}"));
+        pair.failures = pair.failures.saturating_add(1);
+        pair.next_allowed = now + backoff(pair.failures);
+        Ok(Attempt { limiter: self, key })
     }
 }
 
@@ -79,16 +110,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn five_failures_lock_the_name_and_the_address() {
+    fn back_off_per_address_and_name() {
         let l = LoginLimiter::default();
         let a: IpAddr = "192.0.2.1".parse().unwrap();
-        for _ in 0..MAX_FAILURES {
-            assert!(l.check("alice", Some(a)).is_ok());
-            l.failed("alice", Some(a));
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        // Reserved attempts count before they finish: no race.
+        let held: Vec<_> = (0..FREE_FAILURES)
+            .map(|_| l.reserve("admin", Some(a)).unwrap())
+            .collect();
+        let wait = l.reserve("admin", Some(a)).err().unwrap();
+        assert_eq!(wait, 1);
+        // Another address, or another name, is not affected.
+        l.reserve("admin", Some(b)).unwrap().succeeded();
+        l.reserve("alice", Some(a)).unwrap().succeeded();
+        drop(held);
+        assert_eq!(backoff(FREE_FAILURES + 3), Duration::from_secs(8));
+        assert_eq!(backoff(FREE_FAILURES + 40), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn success_forgives() {
+        let l = LoginLimiter::default();
+        for _ in 0..FREE_FAILURES - 1 {
+            let _failed = l.reserve("u", None).unwrap();
         }
-        let wait = l.check("alice", None).unwrap_err();
-        assert!(wait > 0 && wait <= 301, "{wait}");
-        assert!(l.check("bob", Some(a)).is_err(), "same address");
-        assert!(l.check("bob", None).is_ok());
+        l.reserve("u", None).unwrap().succeeded();
+        for _ in 0..FREE_FAILURES {
+            let _failed = l.reserve("u", None).unwrap();
+        }
     }
 }
