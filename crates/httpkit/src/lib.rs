@@ -21,6 +21,8 @@
 //! - every listener has a header timeout, an idle timeout and a
 //!   connection cap ([`Budget`]), so slow clients cannot exhaust the
 //!   process's descriptors;
+//! - secret files (token files and every other credential or key a
+//!   component loads) must be owner-only ([`secret`]);
 //! - with the `client` feature, command-line tools talk to those endpoints
 //!   through [`client::Client`], which turns the JSON errors back into
 //!   readable messages.
