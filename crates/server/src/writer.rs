@@ -9,6 +9,8 @@
 //! [`CommitPolicy::max_delay`] while work keeps coming. It ends when the last
 //! sender is dropped: everything queued is written, committed and closed.
 //! The loop is generic over the store, so each keeps its own insert path.
+//! A storage failure (disk full, read-only, I/O error) does not lose the
+//! open transaction: it is written again until it commits (see [`redo`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;

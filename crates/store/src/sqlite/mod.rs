@@ -332,8 +332,11 @@ impl SqliteStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let r = self.begin();
-        self.guard(r)?;
+        // Nothing can be written without a transaction: whatever stops
+        // BEGIN is a storage failure here.
+        if let Err(e) = self.begin() {
+            return Err(self.abandon(e));
+        }
         let mut stored = 0;
         for run in rows.chunk_by(|a, b| a.table == b.table) {
             match self.insert_run(run, failed) {
