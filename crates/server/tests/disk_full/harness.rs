@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::common::resume::header_for;
 
 /// How long any one condition may take before the test fails.
-pub const DEADLINE: Duration = Duration::from_secs(20);
+pub const DEADLINE: Duration = Duration::from_secs(10);
 
 /// A tmpfs mounted on a fresh directory; unmounted when dropped.
 pub struct Tmpfs {
@@ -205,7 +205,7 @@ impl Connection {
 
     /// [`Connection::open`] until the server answers (a sender reconnecting).
     pub fn open_retrying(addr: SocketAddr, domain: &str, session: &str, offset: u64) -> Connection {
-        let end = Instant::now() + 3 * DEADLINE;
+        let end = Instant::now() + 2 * DEADLINE;
         loop {
             if let Some(c) = Connection::open(addr, domain, session, offset) {
                 return c;
