@@ -221,16 +221,22 @@ impl Queue {
                 )
                 .optional()?;
             let (id, new) = match existing {
-                Some((id, false, _)) => (id, false),
-                // Archived before and still the same file (kept locally, or
-                // found again by crash recovery): already done.
-                Some((id, true, Some(known))) if known == identity => {
-                    tx.commit()?;
-                    return Ok((id, false));
+                // The same file (rows of old queues have no identity).
+                Some((id, deleted, known))
+                    if known.as_deref() == Some(identity) || (known.is_none() && !deleted) =>
+                {
+                    if deleted {
+                        // Archived already (kept locally, or found again by
+                        // crash recovery): nothing to do.
+                        tx.commit()?;
+                        return Ok((id, false));
+                    }
+                    (id, false)
                 }
-                // The path was archived and its file removed before: this is
-                // a new file that reuses the name, so it starts afresh.
-                Some((id, true, _)) => {
+                // A new file reusing the local name: the earlier one was
+                // archived and removed (perhaps by a process killed before
+                // it could record that), so this one starts afresh.
+                Some((id, _, _)) => {
                     let name = crate::names::claim(&tx, remote_name)?;
                     tx.execute(
                         "UPDATE files SET remote_name = ?2, local_deleted = 0, identity = ?3
@@ -567,6 +573,21 @@ mod tests {
             (st[0].remote_name.as_str(), st[1].remote_name.as_str()),
             ("1~3.pcap", "1~2.pcap")
         );
+    }
+
+    #[test]
+    fn a_file_replaced_before_its_deletion_was_recorded_is_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = Queue::open(dir.path(), Duration::from_secs(1)).unwrap();
+        let t = vec!["a".to_string()];
+        let (id, _) = q.add(Path::new("/cap/f"), "f", "i1", &t).unwrap();
+        q.set_done(id, "a").unwrap();
+        // killed after deleting the file, before recording it: the next
+        // file at that path must be uploaded, not deleted as done
+        let (_, new) = q.add(Path::new("/cap/f"), "f", "i2", &t).unwrap();
+        assert!(new);
+        assert!(q.completed_undeleted().unwrap().is_empty());
+        assert_eq!(q.due(0, 10, |_, _| false).unwrap()[0].remote_name, "f~2");
     }
 
     #[test]

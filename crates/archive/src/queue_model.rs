@@ -81,11 +81,12 @@ proptest! {
                     if fresh {
                         m.identity = g;
                     }
-                    if m.deleted {
-                        if m.identity == g {
-                            // the same file again: archived already
-                            continue;
-                        }
+                    if m.deleted && m.identity == g {
+                        // the same file again: archived already
+                        continue;
+                    }
+                    if m.deleted || m.identity != g {
+                        // a new file under the same local name
                         *m = FileModel { identity: g, ..FileModel::default() };
                     }
                     for n in names {

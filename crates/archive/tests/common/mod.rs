@@ -327,6 +327,18 @@ impl Moto {
         }
     }
 
+    /// Sends `SIG<sig>` (e.g. `STOP`, `CONT`) to the server's process group:
+    /// `STOP` freezes it with its socket open, so requests hang unanswered.
+    pub fn signal(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            let ok = Command::new("kill")
+                .args([&format!("-{sig}"), "--", &format!("-{}", c.id())])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "kill -{sig} moto");
+        }
+    }
+
     /// Endpoint URL.
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
