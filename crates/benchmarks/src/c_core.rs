@@ -1,8 +1,8 @@
 //! The Rust core measured exactly as `inject_bench.c` measures liboml2: the
 //! same sample, bursts, pauses, clock reads and statistic, with
 //! `Mp::inject` instead of `omlc_inject`. It gives `bench c-inject` the
-//! figure the C path is compared with (issue 14: "as fast as the Rust
-//! core"), in the same run.
+//! figure the C path is compared with (it should be as fast as the Rust
+//! core), in the same run.
 
 use std::time::{Duration, Instant};
 

@@ -60,7 +60,7 @@ pub unsafe extern "C" fn omlc_inject(mp: *mut OmlMP, values: *mut OmlValueU) -> 
 /// valid UTF-8 without an embedded NUL. `None` sends the sample through
 /// [`inject_converted`], which handles everything else (and logs).
 ///
-/// This is the hot path (issue 14): no allocation, no `Arg` array to fill
+/// This is the hot path: no allocation, no `Arg` array to fill
 /// and drop, one pass over the fields. The values go into the caller's
 /// uninitialised `refs`: returning the 400-byte array by value cost a
 /// `memcpy` per inject (7 % of the application thread in the profile), and

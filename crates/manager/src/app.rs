@@ -25,7 +25,7 @@ pub struct App {
     pub credentials: Credentials,
     /// Failed logins.
     pub limiter: LoginLimiter,
-    /// The threads that hash passwords (a fixed few: issue 35).
+    /// The threads that hash passwords (a fixed few: parallel logins must not each hold a hash's memory).
     pub hashes: crate::auth::hashpool::HashPool,
     /// Async HTTP client for streamed bodies (proxy, downloads).
     pub http: reqwest::Client,

@@ -1,5 +1,5 @@
 //! Names people give experiments and configurations, and the domain an
-//! experiment's name gives by default (issue 35, item 2).
+//! experiment's name gives by default.
 //!
 //! A name is NFC-normalised before it is stored or compared (so `é` typed
 //! as one or two code points is one name), counted in characters rather

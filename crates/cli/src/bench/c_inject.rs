@@ -31,7 +31,7 @@ against the Rust core (Mp::inject, in this process, same client options).
 Printed per configuration: the median of the runs' figures in ns per
 inject, their range, ours / Rust core and reference / ours.
 
-Target (issue 14): burst, 1 thread, median <= 50 ns for binary and text.
+Budget: burst, 1 thread, median <= 50 ns for binary and text.
 The machine's other load moves every figure; compare ratios of one run.";
 
 /// Where the samples go.

@@ -1,4 +1,4 @@
-//! Who may hold a domain (issue 35, item 2). A domain on a collector
+//! Who may hold a domain. A domain on a collector
 //! belongs to one experiment: nobody may name a domain another experiment
 //! holds (unique in the database), nor one the collector already has data
 //! for, unless an admin adopts it explicitly (`"adopt": true`, audited).

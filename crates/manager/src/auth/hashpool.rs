@@ -1,4 +1,4 @@
-//! A fixed pool of threads for password hashes (issue 35, item 7).
+//! A fixed pool of threads for password hashes.
 //!
 //! Each argon2 hash takes 19 MiB. Run on tokio's blocking pool, 100
 //! parallel logins grew the manager to 1.19 GB and never gave it back:
@@ -40,7 +40,7 @@ fn worker(rx: &Mutex<Receiver<Job>>) {
 /// their own mappings and unmap them when freed. By default glibc raises
 /// its mmap threshold after the first such free, and each later hash's
 /// 19 MiB then stays in the heap: 4 verifications on one thread left the
-/// resident set at 85 MB, 100 logins at 281 MB (measured, issue 35).
+/// resident set at 85 MB, 100 logins at 281 MB (measured).
 #[allow(unsafe_code)] // one mallopt call, see SAFETY below
 fn return_large_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -1,5 +1,5 @@
 //! Login rate limiting per (client address, user name), with exponential
-//! back-off (issue 35, item 7).
+//! back-off.
 //!
 //! An attempt is *reserved* before the password is hashed: it counts as a
 //! failure from the moment it starts and is forgiven only when it

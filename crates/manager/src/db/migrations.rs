@@ -290,7 +290,7 @@ CREATE TABLE audit (
 );
 "#;
 
-/// Issue 35: a domain belongs to one experiment per collector. Existing
+/// A domain belongs to one experiment per collector. Existing
 /// duplicates keep their first owner (the lowest id); every later holder
 /// gets `{domain (40 bytes at most)}_dup{id}`, with an audit entry saying
 /// so, and the unique index is created. Their data stays under the old
@@ -409,7 +409,7 @@ mod tests {
     }
 
     /// A version-1 database where two experiments share a domain on one
-    /// collector (possible before issue 35) keeps working: the first
+    /// collector (possible before domains were owned) keeps working: the first
     /// keeps the domain, the second is moved and audited.
     #[test]
     fn duplicate_domains_keep_their_first_owner() {

@@ -109,7 +109,7 @@ pub fn active_sessions(c: &Conn<'_>) -> Result<Vec<(i64, i64, String)>> {
 
 /// The session names on `device` of the runs of experiments `user` owns
 /// or belongs to, with whether each may still be live there: what that
-/// user may see of the device (issue 35, item 3).
+/// user may see of the device.
 pub fn sessions_of_user(c: &Conn<'_>, device: i64, user: i64) -> Result<Vec<(String, bool)>> {
     c.query_map(
         "SELECT d.session, d.created_on_device AND d.state IN ('created', 'running', 'paused')

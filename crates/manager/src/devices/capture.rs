@@ -46,7 +46,7 @@ pub fn create_session(
 /// an earlier attempt. A session of that name that belongs to another
 /// experiment (domain) is refused without saying anything about it: it
 /// is another tenant's, and acting on it would start or stop their
-/// capture (issue 35, item 3).
+/// capture.
 pub fn create_or_find(
     ctl: &CtlClient,
     experiment: &str,

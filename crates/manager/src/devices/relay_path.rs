@@ -1,6 +1,6 @@
 //! The path the manager relays to a collector, as typed segments.
 //!
-//! Issue 35: the relay once checked for `..` after one decoding, joined
+//! Why: the relay once checked for `..` after one decoding, joined
 //! strings into the upstream URL, and the HTTP client then normalised a
 //! doubly encoded `%252e%252e` into a dot segment that left the
 //! experiment's domain. Here the path that arrived is decoded until it no

@@ -1,4 +1,4 @@
-//! The relay path against traversal encodings (issue 35, item 1): no
+//! The relay path against traversal encodings: no
 //! generated path reaches another domain; every dot segment, backslash or
 //! encoded slash is refused.
 
