@@ -1,6 +1,7 @@
 //! What a user who is not an admin sees of shared devices: a device is
-//! shared, the sessions on it are not. Snapshots keep only the caller's experiments' sessions, capabilities count only
-//! theirs, and `dropping` alerts lose the other sessions' details.
+//! shared, the sessions on it are not. Snapshots keep only the caller's
+//! experiments' sessions, capabilities count only theirs, and `dropping`
+//! alerts lose the other sessions' details.
 
 use std::collections::HashSet;
 
