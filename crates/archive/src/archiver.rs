@@ -159,6 +159,7 @@ impl Archiver {
             counters: Counters::default(),
             events: broadcast::channel(1024).0,
             wake: Notify::new(),
+            outages: Default::default(),
             in_flight: Mutex::new(HashSet::new()),
         });
         let worker = tokio::spawn(run(inner.clone()));

@@ -42,6 +42,7 @@ mod config;
 mod digest;
 mod events;
 mod names;
+mod outage;
 mod queue;
 #[cfg(test)]
 mod queue_model;

@@ -30,6 +30,8 @@ pub(crate) struct Inner {
     pub(crate) events: broadcast::Sender<ArchiveEvent>,
     /// Wakes the scheduler (enqueue, end of an attempt, retry_failed).
     pub(crate) wake: Notify,
+    /// Outage in progress per target, for one log line at its start and end.
+    pub(crate) outages: crate::outage::Outages,
     /// Jobs being attempted now, so the scheduler never starts one twice.
     pub(crate) in_flight: Mutex<HashSet<(i64, String)>>,
 }
@@ -173,6 +175,9 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
         .unwrap_or_else(|p| p.into_inner())
         .remove(&(job.file_id, job.target.clone()));
     let q = &inner.queue;
+    if result.is_ok() {
+        inner.outages.succeeded(&job.target);
+    }
     match result {
         Ok(Delivery::NameTaken) => match q.rename_job(job.file_id, &job.target, &job.remote_name) {
             Ok(new_name) => {
@@ -225,8 +230,11 @@ async fn attempt(inner: Arc<Inner>, job: Job) {
             let give_up = inner.cfg.max_attempts.is_some_and(|m| attempt_no >= m);
             let delay = crate::backoff::delay(&inner.cfg.backoff, attempt_no);
             let error = e.to_string();
-            tracing::warn!(file = %job.local_path.display(), target = %job.target,
-                attempt = attempt_no, give_up, retry_in_ms = delay.as_millis() as u64, %error, "archive attempt failed");
+            if give_up {
+                tracing::warn!(file = %job.local_path.display(), target = %job.target,
+                    attempt = attempt_no, %error, "archive: giving up on this file after max_attempts; the local file is kept (retry_failed() after fixing the target)");
+            }
+            inner.outages.failed(&job.target, &error, delay);
             let next = now_ms() + delay.as_millis() as i64;
             if let Err(e) =
                 q.set_failed_attempt(job.file_id, &job.target, attempt_no, next, give_up, &error)
