@@ -21,9 +21,9 @@
 //!   one. This covers the bound address of a non-wildcard listener and the
 //!   machine's own addresses when bound to `0.0.0.0` on a testbed, without
 //!   configuration;
-//! - the names given by the operator (`--allow-host NAME`, repeatable;
-//!   `allowed_hosts` in the capture daemon's and the manager's
-//!   configuration), for endpoints reached under a DNS name.
+//! - the names given by the operator (`--allow-host NAME`, repeatable; the
+//!   manager also takes its public URL; `allowed_hosts` in the capture
+//!   daemon's configuration), for endpoints reached under a DNS name.
 //!
 //! A request without `Host` (HTTP/1.0 tools) is served: browsers always
 //! send one. `Origin: null` (sandboxed frames, `file:` pages) is foreign.
@@ -156,9 +156,9 @@ pub(crate) async fn check_host(
                 format!(
                     "this endpoint does not answer to the name {name:?} (a web page can reach \
                      local endpoints under a name of its own: DNS rebinding); if {name:?} is \
-                     this machine's name, start it with --allow-host {name} (allowed_hosts \
-                     in the capture daemon's and the manager's configuration), or use an IP \
-                     address or localhost"
+                     this machine's name, start it with --allow-host {name} (the capture \
+                     daemon: allowed_hosts in its configuration), or use an IP address or \
+                     localhost"
                 ),
             )
             .with_details(serde_json::json!({ "host": host, "allowed": check.hosts.names() }))
@@ -176,9 +176,9 @@ pub(crate) async fn check_host(
                     format!(
                         "{} requests from pages of {text:?} are refused (a foreign page must \
                          not change state here); if that is this service's own name, start it \
-                         with --allow-host NAME (allowed_hosts in the capture daemon's and the \
-                         manager's configuration), or allow the page with --http-cors-origin \
-                         where the component has it",
+                         with --allow-host NAME (the capture daemon: allowed_hosts in its \
+                         configuration), or allow the page with --http-cors-origin where the \
+                         component has it",
                         req.method()
                     ),
                 )
