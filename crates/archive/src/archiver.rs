@@ -114,8 +114,10 @@ fn file_identity(m: &std::fs::Metadata) -> String {
 }
 
 impl Archiver {
-    /// Validates the configuration, loads keys and credentials, opens the
-    /// queue and starts the worker (spawned on the current tokio runtime).
+    /// Validates the configuration, loads keys and credentials, checks that
+    /// each S3 bucket exists (a missing one is an error naming it; a server
+    /// that cannot be reached is only logged), opens the queue and starts
+    /// the worker (spawned on the current tokio runtime).
     /// Fails if another `Archiver` keeps the same state directory for more
     /// than 5 s.
     pub async fn open(cfg: ArchiverConfig) -> Result<Archiver, OpenError> {
@@ -144,10 +146,15 @@ impl Archiver {
                     },
                 )?),
                 TargetConfig::S3(c) => {
-                    Target::S3(S3Target::new(c, timeout).map_err(|source| OpenError::S3 {
+                    let err = |source| OpenError::S3 {
                         target: name.clone(),
                         source,
-                    })?)
+                    };
+                    let t = S3Target::new(c, timeout).map_err(err)?;
+                    t.check_bucket(name, timeout.min(Duration::from_secs(10)))
+                        .await
+                        .map_err(err)?;
+                    Target::S3(t)
                 }
             };
             targets.insert(name.clone(), live);

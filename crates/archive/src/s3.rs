@@ -61,6 +61,14 @@ pub enum S3Error {
         /// I/O error.
         source: std::io::Error,
     },
+    /// The bucket does not exist (found when the archiver opens).
+    #[error("s3: bucket `{bucket}` does not exist at {endpoint}: create it (e.g. `aws s3 mb s3://{bucket} --endpoint-url {endpoint}`) or correct `bucket` in the archive configuration")]
+    NoBucket {
+        /// Bucket name.
+        bucket: String,
+        /// Service URL.
+        endpoint: String,
+    },
     /// The stored object does not match the local file.
     #[error("s3: {key}: verification failed: {reason}")]
     Verify {
@@ -73,6 +81,10 @@ pub enum S3Error {
 
 /// A configured S3 destination.
 pub struct S3Target {
+    /// Bucket name, for the check at open.
+    bucket: String,
+    /// Service URL, for the check at open.
+    endpoint: String,
     /// Client bound to the bucket; shared by concurrent uploads.
     store: Arc<AmazonS3>,
     /// Key prefix.
@@ -180,10 +192,36 @@ impl S3Target {
             reason: e.to_string(),
         })?;
         Ok(S3Target {
+            bucket: cfg.bucket.clone(),
+            endpoint: cfg.endpoint.clone(),
             store: Arc::new(store),
             prefix: cfg.prefix.clone(),
             part_size: cfg.part_size,
         })
+    }
+
+    /// Checks that the bucket exists (one listing of at most a page under
+    /// the prefix, bounded by `limit`). Only a definite "no such bucket" is
+    /// an error: an unreachable or refusing server is logged and left to
+    /// the queue's retries, so a daemon can start while its archive is down.
+    pub async fn check_bucket(&self, target: &str, limit: Duration) -> Result<(), S3Error> {
+        let prefix = ObjectPath::from(self.prefix.trim_end_matches('/'));
+        let prefix = (!self.prefix.is_empty()).then_some(&prefix);
+        let outcome = tokio::time::timeout(limit, self.store.list_with_delimiter(prefix)).await;
+        let error = match outcome {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {} s", limit.as_secs()),
+        };
+        if error.contains("NoSuchBucket") {
+            return Err(S3Error::NoBucket {
+                bucket: self.bucket.clone(),
+                endpoint: self.endpoint.clone(),
+            });
+        }
+        tracing::warn!(target = %target, bucket = %self.bucket, %error,
+            "archive: cannot check the S3 bucket now; uploads will be retried");
+        Ok(())
     }
 
     /// Part size used for the ETag computed locally.
