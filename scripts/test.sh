@@ -21,6 +21,13 @@ case ":$PATH:" in
     *) export PATH="$CARGO_BIN:$PATH" ;;
 esac
 
+# Under CI every build is a first build: incremental compilation only adds
+# its caches (tens of GB for this workspace) and their writing time.
+case "${CI:-}" in
+    "" | false | 0) ;;
+    *) export CARGO_INCREMENTAL=0 ;;
+esac
+
 FUZZ_RUNS="${FUZZ_RUNS:-20000}"
 FUZZ_MAX_TIME="${FUZZ_MAX_TIME:-30}"
 
