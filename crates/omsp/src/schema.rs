@@ -299,8 +299,8 @@ mod tests {
         format!("1 wide {}", fields.join(" "))
     }
 
-    /// Issue 36: a pairwise duplicate check made a header of wide schemas
-    /// cost seconds. Counting comparisons rather than timing them (a busy
+    /// A pairwise duplicate check made a header of wide schemas cost
+    /// seconds. Counting comparisons rather than timing them (a busy
     /// machine would decide a timing): n distinct names take about n
     /// comparisons, where the pairwise check took n(n-1)/2.
     #[test]

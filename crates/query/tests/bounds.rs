@@ -1,4 +1,4 @@
-//! Input bounds of `rows` requests (issue 36): too many columns,
+//! Input bounds of `rows` requests: too many columns,
 //! conditions or senders, and instants outside the years 1970–9999 or with
 //! an impossible UTC offset, are refused with a 400 naming the parameter,
 //! before any SQL runs; the largest allowed request still answers.

@@ -1,5 +1,5 @@
 //! What the worst connection header the default limits allow costs the
-//! server end to end (issue 36 item 4): decode, then one table per schema.
+//! server end to end: decode, then one table per schema.
 //! A measurement, not a check of the build's speed: ignored by default.
 //!
 //! Run (figures in docs/benchmarks.md, "Worst connection header"):

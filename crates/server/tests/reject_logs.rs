@@ -1,4 +1,4 @@
-//! Rejected input is logged at a bounded rate (issue 36): 2 MB of garbage
+//! Rejected input is logged at a bounded rate: 2 MB of garbage
 //! after a valid header, or a thousand connections with a bad header,
 //! write a few dozen log lines, not one per tuple or per connection; the
 //! counters (`/metrics`, `server_stats`) still count every reject.

@@ -5,7 +5,7 @@
 //! Every bound, relative or absolute, must fall within the years
 //! [`MIN_YEAR`]–[`MAX_YEAR`] and an offset within ±[`MAX_OFFSET_MINUTES`]:
 //! nothing is stored outside them, and larger years overflowed the day
-//! arithmetic (issue 36: `from=9223372036854775807-01-01` was accepted).
+//! arithmetic (`from=9223372036854775807-01-01` used to be accepted).
 
 /// First year a bound may name (Unix time starts there).
 pub const MIN_YEAR: i64 = 1970;

@@ -16,7 +16,7 @@ pub const MAX_JSON_LIMIT: u64 = 1_000_000;
 pub const MAX_POINTS: u32 = 100_000;
 /// Most columns in `fields=` (repeats count). Each becomes a column of
 /// one SQL statement: SQLite refuses more than 2000 (a 500), PostgreSQL
-/// 1664, and a long list cut an answer off after its 200 (issue 36). No
+/// 1664, and a long list cut an answer off after its 200. No
 /// stream needs more in one request; the default (all columns) is not capped.
 pub const MAX_FIELDS: usize = 1000;
 /// Most `where` conditions: they are ANDed in one SQL expression, whose
