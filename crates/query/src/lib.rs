@@ -40,5 +40,5 @@ pub mod tiles;
 pub use error::QueryError;
 pub use openapi::{document as openapi_document, ApiDoc};
 pub use routes::router;
-pub use state::{Backend, CommitFeed, QueryState};
+pub use state::{Backend, CommitFeed, QueryState, DEFAULT_MAX_TAILS};
 pub use tail::{rows_from_commits, rows_read_back};

@@ -42,6 +42,13 @@ pub trait CommitFeed: Send + Sync + 'static {
     }
 }
 
+/// Live tails a server keeps open at once unless configured otherwise:
+/// each holds one or two database connections (a SQLite file's
+/// descriptors, or a PostgreSQL backend) and a reader's memory, so a
+/// bound in the hundreds keeps tails from starving ingestion of
+/// descriptors and memory while leaving room for many viewers.
+pub const DEFAULT_MAX_TAILS: usize = 256;
+
 /// Where the experiment databases are.
 #[derive(Debug, Clone)]
 pub enum Backend {
@@ -75,13 +82,18 @@ pub struct QueryState {
     /// Pre-aggregated M4 tiles for `points=` (`None`: always computed
     /// from the rows).
     pub tiles: Option<Arc<TileCache>>,
+    /// Live tails open at once; one more is answered 503 with
+    /// `Retry-After` (each holds a database connection and a task).
+    pub max_tails: usize,
     /// Shared readers of live tails (one per followed request).
     pub(crate) tails: Arc<crate::tail::Hub>,
+    /// Tails open now, counted against `max_tails`.
+    pub(crate) tail_slots: Arc<crate::tail::Slots>,
 }
 
 impl QueryState {
     /// Defaults: 10 s budget, 10 min for exports, 250 ms tail poll, 100 000
-    /// rows of lag, tiles on (256 MiB).
+    /// rows of lag, tiles on (256 MiB), [`DEFAULT_MAX_TAILS`] tails.
     pub fn new(backend: Backend) -> QueryState {
         QueryState {
             budget: Some(Duration::from_secs(10)),
@@ -90,7 +102,9 @@ impl QueryState {
             poll: Duration::from_millis(250),
             max_lag: 100_000,
             tiles: Some(Arc::new(TileCache::new(Some(backend.clone())))),
+            max_tails: DEFAULT_MAX_TAILS,
             tails: Arc::default(),
+            tail_slots: Arc::default(),
             backend,
         }
     }

@@ -27,9 +27,15 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// A comment line sent when nothing else was for this long, so proxies and
-/// browsers keep the connection open.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// A comment line (`:`) is sent when nothing else was for this long. It
+/// keeps proxies and browsers from closing an idle stream, and it bounds
+/// how long a tail outlives a client that went away without the server
+/// seeing its connection close (a peer that vanished, a proxy that keeps
+/// its side open): the write fails (the first one after the peer closed
+/// draws a reset, the next one fails), the body is dropped and the tail
+/// ends. A tail with a filter that matches nothing would otherwise hold
+/// its connections until a row came.
+const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// The head of a batched event.
 const ROWS_HEAD: &[u8] = b"event: rows\n";
@@ -191,14 +197,14 @@ pub fn event(name: &str, data: &Value) -> Bytes {
 }
 
 /// The `text/event-stream` response writing what arrives on `rx`, with a
-/// keep-alive comment whenever nothing did for [`KEEP_ALIVE`]; it ends
-/// when every sender is gone.
+/// comment line whenever nothing did for [`HEARTBEAT`]; it ends when every
+/// sender is gone.
 pub fn response(rx: mpsc::Receiver<Bytes>) -> Response {
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        let next = match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
+        let next = match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => return None,
-            Err(_) => Bytes::from_static(b":\n\n"),
+            Err(_) => Bytes::from_static(b":\n"),
         };
         Some((Ok::<_, Infallible>(next), rx))
     });

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, Notify};
 
 use super::frames::Frames;
 use super::{round, Tail};
@@ -47,11 +47,40 @@ pub struct Shared {
     /// Id of the last row the reader has read (set before its batch is
     /// broadcast).
     pos: AtomicI64,
+    /// Woken when a subscriber leaves, so a reader nobody follows any
+    /// more ends at once rather than at its next commit (it holds a
+    /// connection and, while reading, a thread).
+    left: Arc<Notify>,
 }
 
 /// Batches sent from the moment of subscribing on, and the reader's
 /// position then: every row after it arrives in those batches.
-pub type Subscription = (broadcast::Receiver<Batch>, i64);
+pub type Subscription = (Follower, i64);
+
+/// A subscriber's end of a shared reader.
+pub struct Follower {
+    /// The batches. Declared before `_left`: fields drop in order, so the
+    /// reader, once woken, no longer counts this receiver.
+    rx: broadcast::Receiver<Batch>,
+    /// Tells the reader this subscriber left.
+    _left: Leaving,
+}
+
+/// Wakes the reader when dropped.
+struct Leaving(Arc<Notify>);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+impl Follower {
+    /// The next batch (see [`broadcast::Receiver::recv`]).
+    pub async fn recv(&mut self) -> Result<Batch, broadcast::error::RecvError> {
+        self.rx.recv().await
+    }
+}
 
 impl Hub {
     /// Subscribes to the reader of `key`, if one runs.
@@ -78,6 +107,7 @@ impl Hub {
         let shared = Arc::new(Shared {
             tx: broadcast::channel(CAPACITY).0,
             pos: AtomicI64::new(tail.last),
+            left: Arc::default(),
         });
         readers.retain(|_, w| w.strong_count() > 0);
         readers.insert(key, Arc::downgrade(&shared));
@@ -92,13 +122,18 @@ impl Shared {
         // Subscribe first: a batch whose position is not seen below is
         // then received.
         let rx = self.tx.subscribe();
-        (rx, self.pos.load(Ordering::SeqCst))
+        let follower = Follower {
+            rx,
+            _left: Leaving(Arc::clone(&self.left)),
+        };
+        (follower, self.pos.load(Ordering::SeqCst))
     }
 }
 
 /// The shared reader: reads new rows whenever the domain commits, until
-/// nobody follows any more (or on a database error: the subscribers then
-/// read on their own and report it).
+/// nobody follows any more (noticed as the last subscriber leaves, even
+/// with no commit to wake it), or on a database error (the subscribers
+/// then read on their own and report it).
 async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared>) {
     let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
     loop {
@@ -121,7 +156,14 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
         if full {
             continue;
         }
-        super::wait(&state, &mut feed).await;
+        tokio::select! {
+            () = super::wait(&state, &mut feed) => {}
+            () = shared.left.notified() => {
+                if shared.tx.receiver_count() == 0 {
+                    return; // The last subscriber left.
+                }
+            }
+        }
     }
 }
 

@@ -37,10 +37,12 @@ use crate::state::{CommitFeed, QueryState};
 mod committed;
 mod frames;
 mod hub;
+mod slots;
 pub use committed::rows_from_commits;
 use frames::{Frames, FramesBuilder};
 pub use hub::Hub;
 use hub::Subscription;
+pub use slots::Slots;
 
 /// Rows read in a round that follows a short one (the usual case: a
 /// commit's worth of new rows).
@@ -82,7 +84,8 @@ impl Tail {
     }
 }
 
-/// Starts a tail; errors (404, 400) are answered before the stream opens.
+/// Starts a tail; errors (404, 400, and 503 beyond
+/// [`QueryState::max_tails`]) are answered before the stream opens.
 pub async fn tail(
     state: QueryState,
     caller: Caller,
@@ -91,6 +94,9 @@ pub async fn tail(
     pairs: Vec<(String, String)>,
     last_event_id: Option<String>,
 ) -> Response {
+    let Some(slot) = state.tail_slots.admit(state.max_tails) else {
+        return slots::refused(state.max_tails);
+    };
     let resume = last_event_id.or_else(|| {
         pairs
             .iter()
@@ -114,7 +120,20 @@ pub async fn tail(
         // The queue is empty: this cannot wait.
         let _ = tx.try_send(frames::fields(cols[1..].iter().map(|c| c.name.as_str())));
     }
-    tokio::spawn(run(state, domain, follow, tail, tx));
+    tokio::spawn(async move {
+        // The tail ends when its client does, wherever it waits (for a
+        // commit, a shared batch, room in the queue): the response's
+        // heartbeat fails to write, the body and `rx` with it are dropped,
+        // and dropping `run` here gives back its connections (a round
+        // under way finishes first), its subscription and the slot.
+        let gone = tx.clone();
+        tokio::select! {
+            biased;
+            () = gone.closed() => {}
+            () = run(state, domain, follow, tail, tx) => {}
+        }
+        drop(slot);
+    });
     frames::response(rx)
 }
 
