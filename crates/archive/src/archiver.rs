@@ -136,8 +136,8 @@ impl Archiver {
                 source: std::io::Error::other(e.to_string()),
             })??;
         let mut targets = BTreeMap::new();
-        let timeout = Duration::from_secs(cfg.attempt_timeout_secs);
         for (name, t) in &cfg.targets {
+            let timeout = Duration::from_secs(t.attempt_timeout_secs(cfg.attempt_timeout_secs));
             let live = match t {
                 TargetConfig::Sftp(c) => Target::Sftp(SftpTarget::new(c.clone()).map_err(
                     |source| OpenError::Sftp {

@@ -126,6 +126,10 @@ pub struct SftpConfig {
     pub host_key_fingerprint: Option<String>,
     /// Directory on the server receiving the files (created if missing).
     pub remote_dir: String,
+    /// This target's bound for one attempt, in seconds (default: the
+    /// archiver's `attempt_timeout_secs`).
+    #[serde(default)]
+    pub attempt_timeout_secs: Option<u64>,
 }
 
 fn default_ssh_port() -> u16 {
@@ -155,6 +159,10 @@ pub struct S3Config {
     /// in bytes (S3 minimum: 5 MiB); also bounds memory per upload.
     #[serde(default = "default_part_size")]
     pub part_size: usize,
+    /// This target's bound for one attempt, in seconds (default: the
+    /// archiver's `attempt_timeout_secs`).
+    #[serde(default)]
+    pub attempt_timeout_secs: Option<u64>,
 }
 
 fn default_true() -> bool {
@@ -182,6 +190,18 @@ pub enum CredentialsSource {
         /// Variable with the secret access key.
         secret_access_key_var: String,
     },
+}
+
+impl TargetConfig {
+    /// Upper bound of one attempt on this target, in seconds: its own
+    /// `attempt_timeout_secs`, else the archiver's.
+    pub fn attempt_timeout_secs(&self, default: u64) -> u64 {
+        let own = match self {
+            TargetConfig::Sftp(c) => c.attempt_timeout_secs,
+            TargetConfig::S3(c) => c.attempt_timeout_secs,
+        };
+        own.unwrap_or(default)
+    }
 }
 
 impl ArchiverConfig {
@@ -226,6 +246,9 @@ impl ArchiverConfig {
                     "name",
                     "target names must be non-empty printable text",
                 ));
+            }
+            if target.attempt_timeout_secs(1) == 0 {
+                return Err(bad(name, "attempt_timeout_secs", "must be at least 1"));
             }
             match target {
                 TargetConfig::Sftp(c) => c.validate(name)?,
@@ -376,6 +399,28 @@ mod tests {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         }
+    }
+
+    #[test]
+    fn attempt_timeout_per_target_overrides_the_archiver_default() {
+        let sftp = SFTP.replace(
+            "\"remote_dir\"",
+            "\"attempt_timeout_secs\":5,\"remote_dir\"",
+        );
+        let c = parse(&format!(
+            r#"{{"state_dir":"/x","targets":{{"a":{sftp},"b":{SFTP}}}}}"#
+        ))
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.targets["a"].attempt_timeout_secs(600), 5);
+        assert_eq!(c.targets["b"].attempt_timeout_secs(600), 600);
+        let zero = SFTP.replace(
+            "\"remote_dir\"",
+            "\"attempt_timeout_secs\":0,\"remote_dir\"",
+        );
+        let c = parse(&format!(r#"{{"state_dir":"/x","targets":{{"a":{zero}}}}}"#)).unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("attempt_timeout_secs"), "{e}");
     }
 
     #[test]

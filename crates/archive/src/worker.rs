@@ -109,9 +109,20 @@ fn running(inner: &Inner, target: &str) -> usize {
         .count()
 }
 
+/// Bound of one attempt on `target`: its own setting or the archiver's.
+fn attempt_timeout_secs(inner: &Inner, target: &str) -> u64 {
+    let default = inner.cfg.attempt_timeout_secs;
+    inner
+        .cfg
+        .targets
+        .get(target)
+        .map_or(default, |t| t.attempt_timeout_secs(default))
+}
+
 /// Leases `job` and spawns its attempt.
 fn start(inner: &Arc<Inner>, tasks: &mut JoinSet<()>, job: Job) {
-    let lease = now_ms() + inner.cfg.attempt_timeout_secs as i64 * 1000 + 60_000;
+    let secs = attempt_timeout_secs(inner, &job.target);
+    let lease = now_ms() + secs as i64 * 1000 + 60_000;
     if let Err(e) = inner.queue.lease(job.file_id, &job.target, lease) {
         tracing::error!(error = %e, "archive queue");
     }
@@ -263,7 +274,7 @@ async fn run_attempt(inner: &Inner, job: &Job) -> Result<Delivery, AttemptError>
             )),
         });
     };
-    let secs = inner.cfg.attempt_timeout_secs;
+    let secs = attempt_timeout_secs(inner, &job.target);
     let work = async {
         let path = job.local_path.clone();
         let part = target.part_size();
