@@ -93,6 +93,10 @@ pub struct ServerConfig {
     pub http_budget: httpkit::Budget,
     /// Longest a query API request may run before it is cancelled.
     pub query_budget: Duration,
+    /// Live tails of the query API open at once (`--query-max-tails`):
+    /// each holds a database connection, so clients cannot take the
+    /// descriptors and memory collection needs.
+    pub query_max_tails: usize,
     /// Nice value of the HTTP endpoints' threads (`--http-nice`, 0–19):
     /// readers yield the cores to collection. See [`crate::http_runtime`].
     pub http_nice: i32,
@@ -137,6 +141,7 @@ impl ServerConfig {
             http_allowed_hosts: Vec::new(),
             http_budget: httpkit::Budget::default(),
             query_budget: Duration::from_secs(10),
+            query_max_tails: query::DEFAULT_MAX_TAILS,
             http_nice: 19,
             self_domain: None,
             auth: None,

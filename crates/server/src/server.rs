@@ -492,5 +492,6 @@ fn api_router(
     let mut state = query::QueryState::new(backend)
         .with_feed(Arc::clone(commits) as Arc<dyn query::CommitFeed>);
     state.budget = Some(config.query_budget);
+    state.max_tails = config.query_max_tails;
     Some(query::router(state))
 }

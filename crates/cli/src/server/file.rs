@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 
 /// Keys a file may set.
-pub const KEYS: [&str; 39] = [
+pub const KEYS: [&str; 40] = [
     "listen",
     "bind",
     "data-dir",
@@ -50,6 +50,7 @@ pub const KEYS: [&str; 39] = [
     "http-header-timeout",
     "http-max-connections",
     "query-budget",
+    "query-max-tails",
     "http-nice",
     "max-connections",
     "max-connections-per-source",

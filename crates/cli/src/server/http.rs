@@ -36,6 +36,9 @@ pub struct HttpArgs {
     /// Cancel a query API request that runs longer than this [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub query_budget: Option<f64>,
+    /// Most live tails (GET .../tail) the query API keeps open at once; more are answered 503 with Retry-After, so tails cannot take the descriptors and memory collection needs [default: 256].
+    #[arg(long, value_name = "N")]
+    pub query_max_tails: Option<usize>,
     /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority; at 19 (the default) they also run under SCHED_IDLE, and so do readers' PostgreSQL sessions on this host [default: 19].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: Option<i32>,
@@ -90,6 +93,14 @@ impl HttpArgs {
             anyhow::bail!("query-budget {budget}: want seconds between 0 and 86400");
         }
         server.query_budget = Duration::from_secs_f64(budget);
+        server.query_max_tails = match (self.query_max_tails, file.get("query-max-tails")) {
+            (Some(n), _) => n,
+            (None, Some(v)) => parse("query-max-tails", v)?,
+            (None, None) => server.query_max_tails,
+        };
+        if server.query_max_tails == 0 {
+            anyhow::bail!("query-max-tails 0: want at least 1");
+        }
         server.http_nice = match (self.http_nice, file.get("http-nice")) {
             (Some(n), _) => n,
             (None, Some(v)) => parse("http-nice", v)?,
@@ -116,12 +127,28 @@ mod tests {
         http: HttpArgs,
     }
 
-    fn nice(args: &[&str], file: &str) -> i32 {
+    fn config(args: &[&str], file: &str) -> Result<ServerConfig> {
         let mut server = ServerConfig::new(std::path::Path::new("/nonexistent"));
         let cli = Cli::parse_from(std::iter::once("streamgauge").chain(args.iter().copied()));
         let file = FileConfig::parse(file, "test").unwrap();
-        cli.http.apply(&file, &mut server).unwrap();
-        server.http_nice
+        cli.http.apply(&file, &mut server)?;
+        Ok(server)
+    }
+
+    fn nice(args: &[&str], file: &str) -> i32 {
+        config(args, file).unwrap().http_nice
+    }
+
+    #[test]
+    fn live_tails_are_capped_by_default_and_on_demand() {
+        let tails = |args: &[&str], file: &str| config(args, file).unwrap().query_max_tails;
+        assert_eq!(tails(&[], ""), query::DEFAULT_MAX_TAILS);
+        assert_eq!(tails(&[], "query-max-tails = 5\n"), 5);
+        assert_eq!(
+            tails(&["--query-max-tails", "3"], "query-max-tails = 5\n"),
+            3
+        );
+        assert!(config(&["--query-max-tails", "0"], "").is_err());
     }
 
     #[test]
