@@ -245,8 +245,10 @@ async fn restart_with_queued_and_in_flight_files_delivers_each_exactly_once() {
         n,
         "one file each, no partial left: {files:?}"
     );
+    // That q0 was not sent again is the inode check above. Which archiver
+    // found it present (the first may have reached it before it vanished)
+    // is a race, so this archiver's own count of it is not asserted.
     let st = archiver.stats().unwrap();
-    assert!(st.already_present >= 1, "{st:?}");
     assert_eq!(st.queued, 0);
 }
 
