@@ -156,13 +156,14 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
         if full {
             continue;
         }
+        let unfollowed = async {
+            while shared.tx.receiver_count() > 0 {
+                shared.left.notified().await;
+            }
+        };
         tokio::select! {
             () = super::wait(&state, &mut feed) => {}
-            () = shared.left.notified() => {
-                if shared.tx.receiver_count() == 0 {
-                    return; // The last subscriber left.
-                }
-            }
+            () = unfollowed => return, // The last subscriber left.
         }
     }
 }
