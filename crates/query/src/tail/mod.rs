@@ -14,6 +14,11 @@
 //! after falling behind the shared reader), then takes the shared
 //! reader's batches, rendered once as SSE text ([`frames`]).
 //!
+//! A tail ends when its client does, wherever it waits, and gives back its
+//! connections, its task and its place among the
+//! [`QueryState::max_tails`] tails allowed at once ([`slots`]); a client
+//! that vanished without closing is found out by the heartbeat.
+//!
 //! [`CommitFeed`]: crate::CommitFeed
 
 use std::sync::Arc;
