@@ -28,6 +28,14 @@ fn open(srv: &Server, path: &str) -> (TcpStream, String) {
     (s, String::from_utf8(head).unwrap())
 }
 
+/// Held by each test: they count the process's descriptors and threads,
+/// which another test's server running alongside would move.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn count(dir: &str) -> usize {
     std::fs::read_dir(dir).unwrap().count()
 }
@@ -52,6 +60,7 @@ fn within(limit: Duration, mut cond: impl FnMut() -> bool) -> Option<Duration> {
 /// come back to what they were before.
 #[test]
 fn abandoned_tails_give_back_descriptors_and_threads() {
+    let _alone = alone();
     let (dir, db) = sqlite("lab1");
     let mut state = sqlite_state(dir.path());
     state.max_tails = 1000;
@@ -116,6 +125,7 @@ fn abandoned_tails_give_back_descriptors_and_threads() {
 /// client goes away.
 #[test]
 fn tails_beyond_the_cap_are_refused_until_one_ends() {
+    let _alone = alone();
     let (dir, _db) = sqlite("lab1");
     let mut state = sqlite_state(dir.path());
     state.max_tails = 2;
@@ -143,4 +153,33 @@ fn tails_beyond_the_cap_are_refused_until_one_ends() {
     });
     assert!(again.is_some(), "no tail admitted 10 s after one closed");
     eprintln!("a slot came back {again:?} after its client closed");
+}
+
+/// An idle tail writes a comment line every second: what finds out a
+/// client that vanished without closing its connection.
+#[test]
+fn idle_tails_send_a_heartbeat_every_second() {
+    let _alone = alone();
+    let (dir, _db) = sqlite("lab1");
+    let srv = Server::start(sqlite_state(dir.path()));
+    let (mut s, head) = open(
+        &srv,
+        "/api/v1/domains/lab1/streams/m_all/tail?where=i32%3E1000000",
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let start = Instant::now();
+    let mut body = Vec::new();
+    let mut buf = [0u8; 256];
+    // Chunked: each heartbeat is a chunk holding ":\n".
+    while body.windows(4).filter(|w| w == b":\n\r\n").count() < 2 {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "stream closed");
+        body.extend_from_slice(&buf[..n]);
+        assert!(start.elapsed() < Duration::from_secs(10), "{body:?}");
+    }
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_secs(4),
+        "two heartbeats took {took:?}"
+    );
 }
