@@ -149,10 +149,12 @@ step_round_trip() {
     fi
 }
 
-# A free TCP port on loopback.
+# A free TCP port on loopback: nothing listens there, and it lies below the
+# kernel's ephemeral range (32768 and up), where a client's outgoing
+# connection may hold it.
 free_port() {
     local port
-    for port in $(shuf -i 20000-40000 -n 50); do
+    for port in $(shuf -i 20000-32000 -n 50); do
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
             return 0
@@ -207,7 +209,7 @@ start_manager() {
     local collector
     collector="$(api POST /devices "{\"name\":\"collector\",\"kind\":\"collector\",\"hostname\":\"127.0.0.1\",\"port\":$HTTP_PORT}" \
         | json 'd["id"]')" || die "cannot add the collection server as a device"
-    EXPERIMENT="$(api POST /experiments "{\"name\":\"demo\",\"domain\":\"demo\",\"collector\":$collector,\"adopt\":true,\"description\":\"scripts/demo.sh: OML4Py and ping into the collection server\"}" \
+    EXPERIMENT="$(api POST /experiments "{\"name\":\"demo\",\"domain\":\"demo\",\"collector\":$collector,\"description\":\"scripts/demo.sh: OML4Py and ping into the collection server\"}" \
         | json 'd["id"]')" || die "cannot create the experiment"
     echo "admin logged in; device 'collector' (127.0.0.1:$HTTP_PORT) and experiment 'demo' (domain demo) created"
 }
