@@ -33,9 +33,10 @@ never stored in the database, shown by the API or logged.
 
 Security: argon2id password hashes; session cookie sg_session (HttpOnly,
 SameSite=Strict) expiring after --session-ttl; every state-changing request
-made with the cookie carries X-CSRF-Token; 5 failed logins per user name or
-address within 5 minutes lock logins for the rest of the window; per-
-experiment authorisation; audit log of every change. TLS with --tls-cert
+made with the cookie carries X-CSRF-Token; after 4 failed logins from one
+address for one user name, that pair waits 1 s, doubling up to 15 minutes
+(no account is locked for other addresses); at most two passwords are
+hashed at once; per-experiment authorisation; audit log of every change. TLS with --tls-cert
 and --tls-key (cookies then carry Secure); otherwise serve it on loopback
 or behind a TLS-terminating reverse proxy.
 
