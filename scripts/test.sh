@@ -59,8 +59,11 @@ summary() {
     if [ -s "${TEST_LOG:-}" ]; then
         echo "-------------------------------------------------------------------"
         echo " slowest tests (cargo test, seconds)"
+        # awk reads all of sort's output: a `head` here would close the pipe
+        # early, and under pipefail sort's SIGPIPE (141) would end this
+        # summary, and the script, with that status.
         sed -n 's/^test \(.*\) \.\.\. [a-zA-Z]* <\([0-9.]*\)s>$/\2 \1/p' "$TEST_LOG" \
-            | sort -rn | head -20 | awk '{printf "  %8.1f  %s\n", $1, $2}'
+            | sort -rn | awk 'NR <= 20 {printf "  %8.1f  %s\n", $1, $2}' || true
         rm -f "$TEST_LOG"
     fi
     if [ "$rc" -ne 0 ]; then
