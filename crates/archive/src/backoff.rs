@@ -2,8 +2,6 @@
 
 use std::time::Duration;
 
-use rand::Rng;
-
 use crate::config::BackoffConfig;
 
 /// Delay after `failures` consecutive failed attempts (1 = first failure):
@@ -16,7 +14,8 @@ pub fn delay(cfg: &BackoffConfig, failures: u32) -> Duration {
     let nominal = cfg.initial_ms.saturating_mul(1u64 << exp).min(cfg.max_ms);
     let low = nominal / 2;
     let ms = if nominal > low {
-        rand::thread_rng().gen_range(low..=nominal)
+        // The OS generator; without it, the nominal delay (no jitter).
+        getrandom::u64().map_or(nominal, |r| low + r % (nominal - low + 1))
     } else {
         nominal
     };

@@ -319,7 +319,13 @@ impl SftpTarget {
         // A unique temporary name per attempt: an attempt abandoned by a
         // crash can never write into the file another attempt verifies and
         // renames.
-        let part = format!("{parent}/.{base}.{:016x}.part", rand::random::<u64>());
+        // (Without the OS generator, the clock's nanoseconds are unique enough.)
+        let nonce = getrandom::u64().unwrap_or_else(|_| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+        let part = format!("{parent}/.{base}.{nonce:016x}.part");
         let mut remote = sftp
             .create(part.clone())
             .await

@@ -6,35 +6,12 @@ use std::ffi::{c_char, CStr};
 
 use crate::guard::ffi_guard;
 
-/// A random non-zero 64-bit value from the kernel's generator. If that
-/// fails (liboml2 then exited the process), the standard library's
-/// randomly keyed hasher over the time and a counter is used instead.
-fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: getrandom into a buffer we own, of the length we pass.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n == 8 {
-        return u64::from_ne_bytes(b);
-    }
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Relaxed));
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish()
-}
-
 /// `oml_guid_t omlc_guid_generate(void)`: random, never 0
 /// (`OMLC_GUID_NULL`).
 #[no_mangle]
 pub extern "C" fn omlc_guid_generate() -> u64 {
     ffi_guard(1, || loop {
-        let g = random_u64();
+        let g = client::random::u64();
         if g != 0 {
             return g;
         }

@@ -89,6 +89,7 @@ mod instrumentation;
 mod layout;
 mod mp;
 mod queue;
+pub mod random;
 mod record;
 pub mod spec;
 mod start;

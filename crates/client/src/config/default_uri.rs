@@ -43,28 +43,19 @@ pub fn utc_timestamp(t: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
+    // Seconds of a SystemTime fit the time crate's range until year 9999;
+    // later instants are clamped to its last second.
+    let t = time::OffsetDateTime::from_unix_timestamp(i64::try_from(secs).unwrap_or(i64::MAX))
+        .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc());
     format!(
-        "{y:04}-{m:02}-{d:02}t{:02}.{:02}.{:02}+0000",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
+        "{:04}-{:02}-{:02}t{:02}.{:02}.{:02}+0000",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
     )
-}
-
-/// Proleptic Gregorian date of `days` since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@
 //! - **Control lines** are handed to the writer through the destination's
 //!   queue; the writer applies them and answers on the forward path.
 
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -400,20 +399,9 @@ fn is_wait(e: &io::Error) -> bool {
 /// outside the session-id alphabet replaced by `_`. The random part comes
 /// from the operating system's generator: two senders with the same names
 /// started in the same instant (containers, cloned VMs) still differ.
-/// Should the generator fail (Linux: never after boot), the standard
-/// library's randomly keyed hasher over the time stands in, with a warning.
+/// See [`crate::random::u64`] for what happens should the generator fail.
 fn new_id(spec: &SessionSpec) -> String {
-    let random = getrandom::u64().unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "no random session id from the OS; using a hashed time");
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.write_u32(std::process::id());
-        h.finish()
-    });
+    let random = crate::random::u64();
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {

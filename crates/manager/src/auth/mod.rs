@@ -14,16 +14,12 @@ pub mod ratelimit;
 pub mod sessions;
 pub mod tokens;
 
-use ring::rand::{SecureRandom, SystemRandom};
-
 /// `n` random bytes as lowercase hex.
 pub fn random_hex(n: usize) -> String {
     let mut buf = vec![0u8; n];
     // The system generator fails only when the OS has no entropy source,
     // which leaves nothing safe to do.
-    SystemRandom::new()
-        .fill(&mut buf)
-        .expect("the operating system's random generator failed");
+    getrandom::fill(&mut buf).expect("the operating system's random generator failed");
     hex(&buf)
 }
 

@@ -1,6 +1,8 @@
 //! Timestamps: `oml_ts_client` and `oml_ts_server` are seconds since the
 //! experiment's `start_time`; exports show them as UTC instants.
 
+use time::OffsetDateTime;
+
 /// How timestamp columns are written.
 #[derive(Debug, Clone, Copy)]
 pub struct Timestamps {
@@ -32,32 +34,21 @@ impl Timestamps {
             return secs.to_string();
         }
         let us = self.micros(secs);
-        let (days, rem) = (us.div_euclid(86_400_000_000), us.rem_euclid(86_400_000_000));
-        let (y, m, d) = civil(days);
-        let s = rem / 1_000_000;
+        // Beyond the years -9999..9999 the raw seconds are kept too.
+        let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000) else {
+            return secs.to_string();
+        };
         format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z",
-            s / 3600,
-            s / 60 % 60,
-            s % 60,
-            rem % 1_000_000
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.microsecond()
         )
     }
-}
-
-/// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian),
-/// by counting 400-year eras of 146 097 days from 0000-03-01.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
@@ -75,5 +66,10 @@ mod tests {
             "2000-02-29T00:00:00.000000Z"
         );
         assert_eq!(Timestamps::new(None).format(1.25), "1.25");
+        assert_eq!(
+            Timestamps::new(Some(0)).format(-1.0),
+            "1969-12-31T23:59:59.000000Z"
+        );
+        assert_eq!(Timestamps::new(Some(0)).format(1e15), "1000000000000000");
     }
 }

@@ -66,13 +66,13 @@ pub fn iso8601(s: &str) -> Result<f64, BoundError> {
     let mut d = date.split('-');
     let mut part = || d.next().and_then(num).ok_or(BoundError::Syntax);
     let (y, m, day) = (part()?, part()?, part()?);
-    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=days_in_month(y, m)).contains(&day) {
+    if d.next().is_some() {
         return Err(syntax);
     }
     if !(MIN_YEAR..=MAX_YEAR).contains(&y) {
         return Err(BoundError::Year(y));
     }
-    let days = days_from_civil(y, m, day);
+    let days = days_since_epoch(y, m, day).ok_or(BoundError::Syntax)?;
     if rest.is_empty() {
         return Ok(days as f64 * 86_400.0);
     }
@@ -113,26 +113,16 @@ pub fn iso8601(s: &str) -> Result<f64, BoundError> {
     Ok(days as f64 * 86_400.0 + (h * 3600 + mi * 60 - offset) as f64 + sec)
 }
 
-/// Days in month `m` of year `y` (proleptic Gregorian), so that
-/// `2026-02-31` is refused rather than read as 3 March.
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days since 1970-01-01 of a proleptic Gregorian date, or `None` for a
+/// date that does not exist (`2026-02-31` is refused rather than read as
+/// 3 March). The year is already within [`MIN_YEAR`]–[`MAX_YEAR`].
+fn days_since_epoch(y: i64, m: i64, d: i64) -> Option<i64> {
+    let month = time::Month::try_from(u8::try_from(m).ok()?).ok()?;
+    let date = time::Date::from_calendar_date(i32::try_from(y).ok()?, month, u8::try_from(d).ok()?)
+        .ok()?;
+    Some(i64::from(
+        date.to_julian_day() - time::OffsetDateTime::UNIX_EPOCH.date().to_julian_day(),
+    ))
 }
 
 #[cfg(test)]
