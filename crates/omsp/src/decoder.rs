@@ -82,6 +82,10 @@ enum Phase {
     Done,
 }
 
+/// Input buffer capacity a decoder keeps once its input is decoded; a
+/// larger buffer (left by a large packet or line) is given back.
+pub const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// Sans-I/O OMSP decoder. Feed it bytes in chunks of any size, then call
 /// [`Decoder::next_event`] until it returns `None`; call
 /// [`Decoder::finish`] at end of input to flush a final unterminated line and
@@ -174,7 +178,29 @@ impl Decoder {
             self.base += self.pos as u64;
             self.pos = 0;
         }
+        // Room grows with what arrives (never with what a packet header
+        // declares), and what a large packet or line left is given back.
+        let need = self.buf.len() + data.len();
+        if self.buf.capacity() > KEPT_CAPACITY.max(2 * need) {
+            self.buf.shrink_to(need);
+        }
         self.buf.extend_from_slice(data);
+    }
+
+    /// Bytes the input buffer holds room for: about what is buffered, and
+    /// at most [`KEPT_CAPACITY`] once it has been decoded.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Once everything fed has been decoded, gives back a buffer that a
+    /// large packet or line made larger than [`KEPT_CAPACITY`].
+    fn release_decoded(&mut self) {
+        if self.pos == self.buf.len() && self.buf.capacity() > KEPT_CAPACITY {
+            self.base += self.pos as u64;
+            self.pos = 0;
+            self.buf = Vec::new();
+        }
     }
 
     /// Marks the end of input: an unfinished header, text line or packet is
@@ -224,12 +250,16 @@ impl Decoder {
         if let Some(ev) = self.pending.pop_front() {
             return Some(Ok(ev));
         }
-        match self.phase {
+        let event = match self.phase {
             Phase::Header(_) => self.header_step(),
             Phase::Body(Content::Text) => self.text_step(),
             Phase::Body(Content::Binary) => self.binary_step(),
             Phase::Done => None,
+        };
+        if event.is_none() {
+            self.release_decoded();
         }
+        event
     }
 
     fn err(&self, offset: u64, kind: ErrorKind) -> Option<Result<Event, DecodeError>> {
@@ -680,5 +710,41 @@ mod tests {
         d.feed(b"1\t1\t2\t3\n");
         assert!(d.next_event().is_none());
         assert_eq!(d.buffered(), 0);
+    }
+
+    #[test]
+    fn room_follows_what_arrived_not_what_a_packet_declares() {
+        let mut d = Decoder::with_limits(Limits {
+            max_packet: 128 << 20,
+            ..Limits::default()
+        });
+        d.feed(b"protocol: 5\nschema: 1 a x:int32\ncontent: binary\n\n");
+        assert!(matches!(d.next_event(), Some(Ok(Event::Header(_)))));
+        // A long packet declaring 100 MB, and 10 bytes of it.
+        d.feed(&[0xAA, 0xAA, 0x02]);
+        d.feed(&100_000_000u32.to_be_bytes());
+        d.feed(&[0; 10]);
+        assert!(d.next_event().is_none());
+        assert!(d.capacity() < 4096, "{} bytes reserved", d.capacity());
+        // A 1 MiB packet in 64 KiB chunks, discarded at the end of input:
+        // the buffer holds about what arrived, then is given back.
+        let mut d = Decoder::new();
+        d.feed(b"protocol: 5\nschema: 1 a x:int32\ncontent: binary\n\n");
+        assert!(matches!(d.next_event(), Some(Ok(Event::Header(_)))));
+        d.feed(&[0xAA, 0xAA, 0x02]);
+        d.feed(&(1u32 << 20).to_be_bytes());
+        for _ in 0..8 {
+            d.feed(&[0; 64 * 1024]);
+            assert!(d.next_event().is_none());
+            assert!(
+                d.capacity() <= 2 * (d.buffered() + 64 * 1024),
+                "{}",
+                d.capacity()
+            );
+        }
+        d.finish();
+        assert!(matches!(d.next_event(), Some(Err(_))));
+        assert!(d.next_event().is_none());
+        assert!(d.capacity() <= KEPT_CAPACITY, "{} bytes kept", d.capacity());
     }
 }

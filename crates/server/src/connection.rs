@@ -25,6 +25,7 @@ use crate::config::PRE_AUTH_HEADER;
 use crate::feedback::{Feedback, Registration};
 use crate::metrics::rejects::clip;
 use crate::metrics::{ClientEvent, CloseReason, ConnRejects, DomainMetrics, Metrics};
+use crate::read_buffer::ReadBuffer;
 use crate::registry::{DbClient, Registry};
 use crate::session::{self, Claim, Feeds};
 use crate::shutdown::Shutdown;
@@ -196,7 +197,9 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
     let mut conn = Connection {
         peer,
         decoder: Decoder::with_limits(shared.limits),
-        batch: Vec::with_capacity(shared.batch_rows),
+        // Room for rows comes with the first rows (a connection that
+        // never sends any holds none).
+        batch: Vec::new(),
         batch_bytes: 0,
         pre_auth_passed: shared.auth.is_none(),
         shared,
@@ -210,7 +213,7 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         fatal: None,
     };
     let end = conn.run(stream, shutdown).await;
-    conn.last_ack(!matches!(end, End::Superseded)).await;
+    Box::pin(conn.last_ack(!matches!(end, End::Superseded))).await;
     let client = peer;
     let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
     let reason = match end {
@@ -283,12 +286,12 @@ fn event(
 
 impl Connection {
     async fn run<S: AsyncRead + Unpin>(&mut self, mut stream: S, mut shutdown: Shutdown) -> End {
-        let mut buf = vec![0u8; self.shared.read_chunk.max(512)];
+        let mut buf = ReadBuffer::new(self.shared.read_chunk);
         let mut drain_until = shutdown.is_requested().then(|| Instant::now() + MAX_DRAIN);
         loop {
             let draining = drain_until.is_some();
             if drain_until.is_some_and(|until| Instant::now() >= until) {
-                self.finish().await;
+                Box::pin(self.finish()).await;
                 return End::Shutdown;
             }
             let limit = match drain_until {
@@ -298,9 +301,13 @@ impl Connection {
                 None => self.shared.idle_timeout,
             };
             let read = tokio::select! {
-                r = read_for(&mut stream, &mut buf, limit) => r,
+                r = read_for(&mut stream, buf.room(), limit) => r,
+                () = summary_due(&self.rejects) => {
+                    self.log_reject_summary(false);
+                    continue;
+                }
                 () = superseded(self.resumable.as_ref()) => {
-                    self.finish().await;
+                    Box::pin(self.finish()).await;
                     return End::Superseded;
                 }
                 () = shutdown.requested(), if !draining => {
@@ -312,11 +319,11 @@ impl Connection {
                 Ok(Some(n)) => n,
                 Ok(None) if draining => 0,
                 Ok(None) => {
-                    self.finish().await;
+                    Box::pin(self.finish()).await;
                     return End::Idle;
                 }
                 Err(e) => {
-                    self.finish().await;
+                    Box::pin(self.finish()).await;
                     return End::Error(format!("read: {e}"));
                 }
             };
@@ -328,7 +335,8 @@ impl Connection {
             if n == 0 {
                 self.decoder.finish();
             } else {
-                self.decoder.feed(&buf[..n]);
+                self.decoder.feed(buf.filled(n));
+                buf.record(n);
             }
             // Rows decoded before an error are still handed over.
             let processed = self.process().await.and_then(|()| self.pre_auth());
@@ -424,7 +432,10 @@ impl Connection {
                     }
                     self.log_reject_summary(false);
                 }
-                Ok(Event::Header(h)) => self.start_session(h).await?,
+                // Boxed: the session start is the largest future a
+                // connection awaits, and it runs once; every connection
+                // would otherwise hold room for it while it waits for data.
+                Ok(Event::Header(h)) => Box::pin(self.start_session(h)).await?,
                 Ok(Event::Schema(s)) => {
                     let id = self.register(&s).await?;
                     if let Some(session) = &mut self.session {
@@ -793,8 +804,9 @@ impl Connection {
             return Ok(());
         }
         let session = self.session.as_ref().ok_or("rows before header")?;
-        // The next batch gets its full capacity at once (no regrowth per row).
-        let next = Vec::with_capacity(self.shared.batch_rows);
+        // The next batch gets the room the last one needed at once (no
+        // regrowth per row under load; little room for a slow sender).
+        let next = Vec::with_capacity(self.batch.len().min(self.shared.batch_rows));
         let rows = std::mem::replace(&mut self.batch, next);
         let budget = session
             .db
@@ -839,6 +851,15 @@ fn numeric(v: &omsp::Value) -> Option<f64> {
 async fn superseded(r: Option<&Resumable>) {
     match r {
         Some(r) => r.claim.superseded().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when this connection's rejects since its last summary line
+/// are due to be summarised; never while it has none pending.
+async fn summary_due(rejects: &ConnRejects) {
+    match rejects.next_summary() {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
 }

@@ -44,6 +44,7 @@ pub mod hook;
 pub mod http;
 pub mod http_runtime;
 pub mod metrics;
+mod read_buffer;
 mod registry;
 mod server;
 pub mod session;

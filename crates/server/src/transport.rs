@@ -44,34 +44,45 @@ pub async fn serve(
         () = shutdown.requested() => Sniffed::Silent,
     };
     match sniffed {
-        Sniffed::Tls => {
-            let handshake =
-                tokio::time::timeout(tls.handshake_timeout, tls.acceptor.accept(stream));
-            let result = tokio::select! {
-                r = handshake => r,
-                () = shutdown.requested() => return,
-            };
-            match result {
-                Ok(Ok(stream)) => {
-                    let (_, session) = stream.get_ref();
-                    tracing::debug!(client = %peer, version = ?session.protocol_version(),
-                        suite = ?session.negotiated_cipher_suite().map(|s| s.suite()),
-                        "TLS established");
-                    connection::serve(stream, peer, shared, shutdown).await;
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(client = %peer, error = %e, "TLS handshake failed; connection closed");
-                }
-                Err(_) => {
-                    tracing::warn!(client = %peer, timeout = ?tls.handshake_timeout,
-                        "TLS handshake timed out; connection closed");
-                }
-            }
-        }
+        // Boxed: the handshake and a session over TLS are larger futures
+        // than a plain session, and a plain connection need not hold room
+        // for them.
+        Sniffed::Tls => Box::pin(serve_tls(stream, peer, shared, shutdown, tls)).await,
         Sniffed::Plain | Sniffed::Silent if tls.required => {
             tracing::warn!(client = %peer, "plaintext connection refused (TLS is required)");
         }
         Sniffed::Plain | Sniffed::Silent => connection::serve(stream, peer, shared, shutdown).await,
+    }
+}
+
+/// Completes the TLS handshake, then serves the session over it.
+async fn serve_tls(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    mut shutdown: Shutdown,
+    tls: Arc<Tls>,
+) {
+    let handshake = tokio::time::timeout(tls.handshake_timeout, tls.acceptor.accept(stream));
+    let result = tokio::select! {
+        r = handshake => r,
+        () = shutdown.requested() => return,
+    };
+    match result {
+        Ok(Ok(stream)) => {
+            let (_, session) = stream.get_ref();
+            tracing::debug!(client = %peer, version = ?session.protocol_version(),
+                suite = ?session.negotiated_cipher_suite().map(|s| s.suite()),
+                "TLS established");
+            connection::serve(stream, peer, shared, shutdown).await;
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(client = %peer, error = %e, "TLS handshake failed; connection closed");
+        }
+        Err(_) => {
+            tracing::warn!(client = %peer, timeout = ?tls.handshake_timeout,
+                "TLS handshake timed out; connection closed");
+        }
     }
 }
 

@@ -154,6 +154,14 @@ impl ConnRejects {
         false
     }
 
+    /// When the rejects counted since the last summary line are due to be
+    /// summarised (one [`SUMMARY_PERIOD`] after that line); `None` while
+    /// none are pending. The connection waits for this alongside its
+    /// socket, so the line comes even when the client goes quiet.
+    pub fn next_summary(&self) -> Option<Instant> {
+        (!self.pending.is_empty()).then(|| self.last_summary + SUMMARY_PERIOD)
+    }
+
     /// The counts to summarise now, once per [`SUMMARY_PERIOD`] (all of
     /// them when `last`, at the end of the connection), each with the
     /// connection's total; only those the server's budget admits.
@@ -213,6 +221,8 @@ mod tests {
             .count();
         assert_eq!(logged, 2);
         assert!(c.summary(false, &log).is_empty(), "not before the period");
+        let due = c.next_summary().expect("rejects are pending");
+        assert!(due > Instant::now() && due <= Instant::now() + SUMMARY_PERIOD);
         assert_eq!(
             c.summary(true, &log),
             vec![("bad_value", 249, 250), ("garbage", 249, 250)]
@@ -221,6 +231,7 @@ mod tests {
             c.summary(true, &log).is_empty(),
             "each count summarised once"
         );
+        assert_eq!(c.next_summary(), None, "nothing pending, nothing due");
     }
 
     #[test]
