@@ -71,6 +71,18 @@ pub enum EndReason {
     Forced = 4,
 }
 
+impl EndReason {
+    /// The reason of an IPFIX flowEndReason value we export, if it is one.
+    pub fn from_code(c: u8) -> Option<EndReason> {
+        match c {
+            1 => Some(EndReason::Idle),
+            2 => Some(EndReason::Active),
+            4 => Some(EndReason::Forced),
+            _ => None,
+        }
+    }
+}
+
 /// One flow record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlowRecord {
@@ -137,6 +149,9 @@ pub struct FlowTable {
     flows: HashMap<FlowKey, FlowRecord>,
     /// Packet time of the last expiry scan.
     last_scan_ns: u64,
+    /// Changes to the table so far (packets, expiries, restores), so a
+    /// checkpoint can tell that nothing changed since the last one.
+    changes: u64,
 }
 
 const NS: u64 = 1_000_000_000;
@@ -148,7 +163,27 @@ impl FlowTable {
             cfg,
             flows: HashMap::new(),
             last_scan_ns: 0,
+            changes: 0,
         }
+    }
+
+    /// Changes so far (grows with every packet, expiry and restore).
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// The live flows, in no particular order (for a checkpoint).
+    pub fn active(&self) -> impl ExactSizeIterator<Item = &FlowRecord> {
+        self.flows.values()
+    }
+
+    /// Puts flows of a checkpoint back; a flow whose key is live already
+    /// is replaced.
+    pub fn restore(&mut self, flows: impl IntoIterator<Item = FlowRecord>) {
+        for r in flows {
+            self.flows.insert(r.key, r);
+        }
+        self.changes += 1;
     }
 
     /// Live flows.
@@ -165,6 +200,7 @@ impl FlowTable {
     /// per second of packet time).
     pub fn observe(&mut self, ts_ns: u64, p: &Parsed, f: &[u8], wire_len: u32) -> Vec<FlowRecord> {
         let mut out = Vec::new();
+        self.changes += 1;
         if ts_ns.saturating_sub(self.last_scan_ns) >= NS {
             self.last_scan_ns = ts_ns;
             out = self.expire(ts_ns);
@@ -230,6 +266,9 @@ impl FlowTable {
             });
             false
         });
+        if !out.is_empty() {
+            self.changes += 1;
+        }
         out.sort_by_key(|r| r.start_ns);
         out
     }
@@ -244,6 +283,7 @@ impl FlowTable {
                 ..r
             })
             .collect();
+        self.changes += 1;
         out.sort_by_key(|r| r.start_ns);
         out
     }

@@ -73,6 +73,14 @@ pub(crate) struct FlowOutput {
     file: Option<PathBuf>,
     /// Contents of the file so far.
     stats: FileStats,
+    /// Hold records that expire between ticks until the next tick (set
+    /// when the session keeps a flow checkpoint: records leave only at a
+    /// tick, in step with the checkpoint).
+    defer: bool,
+    /// Records expired since the last tick, when deferring.
+    pending: Vec<FlowRecord>,
+    /// File bytes known to be on stable storage (for the checkpoint).
+    synced_bytes: u64,
 }
 
 /// A path beside `p` that is free together with its metadata names
@@ -130,7 +138,107 @@ impl FlowOutput {
             domain,
             file,
             stats: FileStats::default(),
+            defer: false,
+            pending: Vec::new(),
+            synced_bytes: 0,
         })
+    }
+
+    /// Holds expired records until the next tick from now on.
+    pub fn defer_to_ticks(&mut self) {
+        self.defer = true;
+    }
+
+    /// True for a file target (exported before the checkpoint).
+    pub fn is_file(&self) -> bool {
+        self.exporter.is_file()
+    }
+
+    /// Observation domain.
+    pub fn domain(&self) -> u32 {
+        self.domain
+    }
+
+    /// Puts flows of a checkpoint back into the table.
+    pub fn restore(&mut self, flows: Vec<FlowRecord>) {
+        self.table.restore(flows);
+    }
+
+    /// What changed since a checkpoint: (table changes, bytes sent).
+    pub fn signature(&self) -> (u64, u64) {
+        (self.table.changes(), self.exporter.sent_bytes())
+    }
+
+    /// Flushes the file and writes it to stable storage if it grew since
+    /// the last time; returns its length.
+    pub fn sync_file(&mut self) -> Result<u64, ExportError> {
+        let len = self.exporter.sent_bytes();
+        if self.file.is_some() && len != self.synced_bytes {
+            self.exporter.sync_data()?;
+            self.synced_bytes = len;
+        }
+        Ok(len)
+    }
+
+    /// This output as a checkpoint sees it: domain, file, file length, flows.
+    pub fn state(
+        &self,
+    ) -> (
+        u32,
+        Option<&Path>,
+        u64,
+        impl ExactSizeIterator<Item = &FlowRecord>,
+    ) {
+        (
+            self.domain,
+            self.file.as_deref(),
+            self.synced_bytes,
+            self.table.active(),
+        )
+    }
+
+    /// Records due at a tick: those held since the last one and those
+    /// idle or active for too long at `now_ns`.
+    pub fn take_due(&mut self, now_ns: u64) -> Vec<FlowRecord> {
+        let mut due = std::mem::take(&mut self.pending);
+        due.extend(self.table.expire(now_ns));
+        due
+    }
+
+    /// Exports records (templates first when due, even with no record);
+    /// the file statistics follow.
+    pub fn export(&mut self, now_ns: u64, recs: &[FlowRecord]) -> Result<(), ExportError> {
+        let r = self.exporter.export(now_ns, recs);
+        if r.is_ok() && self.file.is_some() {
+            let s = &mut self.stats;
+            for f in recs {
+                s.records += 1;
+                s.packets += f.packets + f.rev_packets;
+                s.first_ns = if s.first_ns == 0 {
+                    f.start_ns
+                } else {
+                    s.first_ns.min(f.start_ns)
+                };
+                s.last_ns = s.last_ns.max(f.end_ns);
+            }
+        }
+        r
+    }
+
+    /// Flushes buffered TCP/file output.
+    pub fn flush(&mut self) -> Result<(), ExportError> {
+        self.exporter.flush()
+    }
+
+    /// Hands records to the sink, if the node wants them.
+    pub fn to_sink(&self, recs: Vec<FlowRecord>, out: &Emit<'_>) {
+        if let (Some(sink), false) = (out.sink, recs.is_empty()) {
+            sink.send(FlowBatch {
+                session: out.session.to_string(),
+                domain: self.domain,
+                records: recs,
+            });
+        }
     }
 
     /// Meters one packet; exports the flows that expired. Returns how many
@@ -144,26 +252,20 @@ impl FlowOutput {
         out: &Emit<'_>,
     ) -> Result<u64, ExportError> {
         let expired = self.table.observe(ts_ns, p, frame, wire_len);
+        if self.defer {
+            self.pending.extend(expired);
+            return Ok(0);
+        }
         self.emit(ts_ns, expired, out)
-    }
-
-    /// Exports flows idle or active for too long at `now_ns`.
-    pub fn expire(&mut self, now_ns: u64, out: &Emit<'_>) -> Result<u64, ExportError> {
-        let expired = self.table.expire(now_ns);
-        self.emit(now_ns, expired, out)
     }
 
     /// Exports every flow (end of capture) and flushes.
     pub fn flush_all(&mut self, now_ns: u64, out: &Emit<'_>) -> Result<u64, ExportError> {
-        let all = self.table.flush();
+        let mut all = std::mem::take(&mut self.pending);
+        all.extend(self.table.flush());
         let n = self.emit(now_ns, all, out)?;
         self.exporter.flush()?;
         Ok(n)
-    }
-
-    /// Flushes buffered TCP/file output.
-    pub fn flush(&mut self) -> Result<(), ExportError> {
-        self.exporter.flush()
     }
 
     fn emit(
@@ -172,34 +274,10 @@ impl FlowOutput {
         recs: Vec<FlowRecord>,
         out: &Emit<'_>,
     ) -> Result<u64, ExportError> {
-        if recs.is_empty() {
-            // Templates are still due at the first export call.
-            self.exporter.export(now_ns, &[])?;
-            return Ok(0);
-        }
-        let r = self.exporter.export(now_ns, &recs);
-        if r.is_ok() && self.file.is_some() {
-            let s = &mut self.stats;
-            for f in &recs {
-                s.records += 1;
-                s.packets += f.packets + f.rev_packets;
-                s.first_ns = if s.first_ns == 0 {
-                    f.start_ns
-                } else {
-                    s.first_ns.min(f.start_ns)
-                };
-                s.last_ns = s.last_ns.max(f.end_ns);
-            }
-        }
+        let r = self.export(now_ns, &recs);
         let n = recs.len() as u64;
-        if let Some(sink) = out.sink {
-            // The stream carries every metered record, whatever the IPFIX target did.
-            sink.send(FlowBatch {
-                session: out.session.to_string(),
-                domain: self.domain,
-                records: recs,
-            });
-        }
+        // The stream carries every metered record, whatever the IPFIX target did.
+        self.to_sink(recs, out);
         r.map(|()| n)
     }
 

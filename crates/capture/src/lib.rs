@@ -40,6 +40,7 @@
 
 pub mod anon;
 pub mod bpf;
+pub mod checkpoint;
 pub mod checksum;
 pub mod config;
 pub mod counters;

@@ -6,6 +6,7 @@
 //! flow records never carry clear addresses when anonymisation is on.
 
 use crate::anon::{anonymize_frame, AddrFields};
+use crate::checkpoint::{Checkpoint, CheckpointError, Checkpointer};
 use crate::config::{OutputConfig, SessionConfig};
 use crate::counters::Counters;
 use crate::cryptopan::{CryptoPan, Key};
@@ -114,6 +115,8 @@ pub struct Session {
     next_snapshot_ns: Option<u64>,
     /// Errors already logged (one warning per kind, then counted).
     warned: bool,
+    /// The flow checkpoint written at every tick, when the node keeps one.
+    checkpoint: Option<Checkpointer>,
 }
 
 impl std::fmt::Debug for Session {
@@ -198,8 +201,62 @@ impl Session {
             flow_sink: env.flows.clone(),
             next_snapshot_ns: None,
             warned: false,
+            checkpoint: None,
             cfg,
         })
+    }
+
+    /// Keeps a checkpoint of the active flows at `path` from now on,
+    /// rewritten at every tick (see [`crate::checkpoint`]). The flows of a
+    /// checkpoint already there — this session's previous run, ended by a
+    /// crash — go back into the flow tables first (output by output, when
+    /// the observation domains match); a damaged one is renamed to
+    /// `<path>.bad` and logged. Returns the number of flows restored.
+    /// Without IPFIX outputs nothing is kept (and a stale file removed).
+    pub fn keep_flow_checkpoint(&mut self, path: PathBuf) -> Result<usize, CheckpointError> {
+        if self.flows.is_empty() {
+            crate::checkpoint::remove(&path)?;
+            return Ok(0);
+        }
+        let found = match Checkpoint::read(&path) {
+            Ok(c) => c.unwrap_or_default(),
+            Err(e) => {
+                let mut bad = path.as_os_str().to_owned();
+                bad.push(".bad");
+                let _ = std::fs::rename(&path, &bad);
+                tracing::warn!(session = %self.cfg.name, error = %e, "flow checkpoint not restored (kept as .bad)");
+                Checkpoint::default()
+            }
+        };
+        let mut restored = 0;
+        for (fo, o) in self.flows.iter_mut().zip(found.outputs) {
+            if fo.domain() == o.domain {
+                restored += o.flows.len();
+                fo.restore(o.flows);
+            }
+        }
+        for fo in &mut self.flows {
+            fo.defer_to_ticks();
+        }
+        // At once: the old checkpoint names the old file, which is closed now.
+        let mut ck = Checkpointer::new(path);
+        self.write_checkpoint(&mut ck)?;
+        self.checkpoint = Some(ck);
+        Ok(restored)
+    }
+
+    fn write_checkpoint(&mut self, ck: &mut Checkpointer) -> Result<(), CheckpointError> {
+        let sig: Vec<(u64, u64)> = self.flows.iter().map(|f| f.signature()).collect();
+        if !ck.due(&sig) {
+            return Ok(());
+        }
+        for fo in &mut self.flows {
+            fo.sync_file().map_err(|e| CheckpointError::Io {
+                path: ck.path.display().to_string(),
+                source: std::io::Error::other(e),
+            })?;
+        }
+        ck.write(sig, self.flows.iter().map(|f| f.state()))
     }
 
     /// The configuration.
@@ -309,22 +366,48 @@ impl Session {
         }
     }
 
-    /// Periodic work without packets: idle flow expiry, time rollover.
+    /// Periodic work without packets: idle flow expiry, time rollover,
+    /// the flow checkpoint. Records for IPFIX files are written before
+    /// the checkpoint, records for collectors and the sink leave after it,
+    /// so a crash never counts a packet twice.
     pub fn tick(&mut self, now_ns: u64) -> Result<(), SessionError> {
+        let mut due = Vec::with_capacity(self.flows.len());
+        for fo in &mut self.flows {
+            let recs = fo.take_due(now_ns);
+            if fo.is_file() {
+                fo.export(now_ns, &recs)?;
+                fo.flush()?;
+            }
+            due.push(recs);
+        }
+        if let Some(mut ck) = self.checkpoint.take() {
+            match self.write_checkpoint(&mut ck) {
+                Ok(()) => ck.warned = false,
+                Err(e) if !ck.warned => {
+                    ck.warned = true;
+                    tracing::warn!(session = %self.cfg.name, error = %e, "flow checkpoint failed");
+                }
+                Err(_) => {}
+            }
+            self.checkpoint = Some(ck);
+        }
         let emit = Emit {
             session: &self.cfg.name,
             sink: self.flow_sink.as_ref(),
         };
-        for fo in &mut self.flows {
-            self.counters.flows_exported += fo.expire(now_ns, &emit)?;
+        for (fo, recs) in self.flows.iter_mut().zip(due) {
+            if !fo.is_file() {
+                let r = fo.export(now_ns, &recs);
+                fo.flush()?;
+                r?;
+            }
+            self.counters.flows_exported += recs.len() as u64;
+            fo.to_sink(recs, &emit);
         }
         if let Some(w) = &mut self.writer {
             w.tick(now_ns)?;
             // Bound what a crash can lose to one tick's worth of records.
             w.flush()?;
-        }
-        for fo in &mut self.flows {
-            fo.flush()?;
         }
         self.hand_off_closed();
         Ok(())
@@ -377,6 +460,14 @@ impl Session {
         for fo in &mut self.flows {
             self.counters.flows_exported += fo.flush_all(now_ns, &emit)?;
             ipfix_files.extend(fo.close_file()?);
+        }
+        // Every flow is in its file now: the checkpoint goes before the
+        // files get their metadata (a crash in between repairs the files
+        // and restores nothing).
+        if let Some(ck) = self.checkpoint.take() {
+            if let Err(e) = crate::checkpoint::remove(&ck.path) {
+                tracing::warn!(session = %self.cfg.name, error = %e, "flow checkpoint not removed");
+            }
         }
         if let Some(w) = &mut self.writer {
             w.close()?;

@@ -159,7 +159,17 @@ impl Shared {
                 FlowSink::new(move |b| st.send_flows(&experiment, &iface, b))
             }),
         };
-        let session = Session::new(cfg, &env).map_err(|e| self.fail(id, e.to_string()))?;
+        let mut session = Session::new(cfg, &env).map_err(|e| self.fail(id, e.to_string()))?;
+        // Flows of a run ended by a crash come back; from now on a checkpoint per tick.
+        let flows_path = super::persist::flows_path(&self.config.data_dir, id);
+        match session.keep_flow_checkpoint(flows_path) {
+            Ok(0) => {}
+            Ok(n) => self.note(
+                id,
+                format!("{n} active flows restored from the flow checkpoint"),
+            ),
+            Err(e) => self.note(id, format!("{e}; flows are not checkpointed")),
+        }
         let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
         if workers
             .get(&iface)
@@ -189,6 +199,14 @@ impl Shared {
             return Err(self.fail(id, format!("the source thread of {iface} ended")));
         }
         Ok(())
+    }
+
+    /// Adds a line to a session's log.
+    fn note(&self, id: &str, line: String) {
+        tracing::info!(session = %id, "{line}");
+        if let Some(r) = self.lock().sessions.get_mut(id) {
+            r.log(line);
+        }
     }
 
     /// Marks a session failed and returns the error to answer.

@@ -88,6 +88,11 @@ impl Store {
         self.dir.join(format!("{id}.json"))
     }
 
+    /// The flow checkpoint of `id` ([`crate::checkpoint`]).
+    pub fn flows_path(&self, id: &str) -> PathBuf {
+        flows_path(self.dir.parent().unwrap_or(&self.dir), id)
+    }
+
     /// Writes the record of `id` atomically.
     pub fn save(&self, id: &str, r: &Record) -> std::io::Result<()> {
         let body = serde_json::to_vec_pretty(&Saved::of(r)).map_err(std::io::Error::other)?;
@@ -103,8 +108,9 @@ impl Store {
         std::fs::rename(&tmp, self.path(id))
     }
 
-    /// Forgets `id`.
+    /// Forgets `id` (its record and its flow checkpoint).
     pub fn remove(&self, id: &str) -> std::io::Result<()> {
+        crate::checkpoint::remove(&self.flows_path(id)).map_err(std::io::Error::other)?;
         match std::fs::remove_file(self.path(id)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
@@ -143,6 +149,12 @@ impl Store {
         ok.sort_by(|a, b| a.0.cmp(&b.0));
         (ok, bad)
     }
+}
+
+/// Where the session `id` keeps its flow checkpoint:
+/// `data_dir/.sessions/<id>.flows`.
+pub fn flows_path(data_dir: &Path, id: &str) -> PathBuf {
+    data_dir.join(".sessions").join(format!("{id}.flows"))
 }
 
 /// Seconds since the epoch, for log lines.

@@ -13,6 +13,11 @@
 //! - every complete file of a session with archive targets is enqueued
 //!   again; the archive queue ignores what it has already, so a file is
 //!   uploaded once (a file closed just before the crash is not forgotten);
+//! - an IPFIX file left open is first cut back to its length at the
+//!   session's last flow checkpoint; the checkpoint's active flows go
+//!   back into the restarted session's flow tables (so the packets up to
+//!   the checkpoint are counted once: see [`crate::checkpoint`]); a
+//!   session that does not run again drops its checkpoint (logged);
 //! - sessions that were `running` or `paused` start again (paused ones are
 //!   paused again) into new files numbered after the old ones, with
 //!   counters from zero; one that can no longer run (its interface, key or
@@ -176,6 +181,20 @@ impl Shared {
             ));
             let source = s.config.interface.clone().unwrap_or_default();
             let mut lines = Vec::new();
+            let flows_path = super::persist::flows_path(&self.config.data_dir, &id);
+            let checkpoint = match crate::checkpoint::Checkpoint::read(&flows_path) {
+                Ok(c) => c,
+                Err(e) => {
+                    lines.push(format!("{e}; its flows are not restored"));
+                    None
+                }
+            };
+            if let Some(c) = &checkpoint {
+                match c.cut_open_files() {
+                    Ok(cut) => lines.extend(cut),
+                    Err(e) => lines.push(e.to_string()),
+                }
+            }
             let found = recover_dir(
                 &self.config.data_dir.join(&id),
                 &s.config,
@@ -234,6 +253,13 @@ impl Shared {
                         Some(format!("not restarted after the daemon restart: {why}")),
                     ),
                 }
+            }
+            if let (Some(c), false) = (&checkpoint, again) {
+                let _ = crate::checkpoint::remove(&flows_path);
+                rec.log(format!(
+                    "{} active flows of the flow checkpoint dropped: the session does not run again",
+                    c.flows()
+                ));
             }
             let mut reg = self.lock();
             reg.sessions.insert(id.clone(), rec);

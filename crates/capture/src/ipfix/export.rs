@@ -85,6 +85,8 @@ pub struct Exporter {
     templates_sent_ns: Option<u64>,
     /// Data records sent.
     exported: u64,
+    /// Message bytes handed to the transport (for a file: its length once flushed).
+    sent_bytes: u64,
 }
 
 impl Exporter {
@@ -144,6 +146,7 @@ impl Exporter {
             refresh_ns,
             templates_sent_ns: None,
             exported: 0,
+            sent_bytes: 0,
         })
     }
 
@@ -152,12 +155,25 @@ impl Exporter {
         self.exported
     }
 
+    /// Message bytes sent so far; for a file, its length after [`Exporter::flush`].
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent_bytes
+    }
+
+    /// True for a file target.
+    pub fn is_file(&self) -> bool {
+        matches!(self.sink, Sink::File(_))
+    }
+
     fn send(&mut self, m: &[u8]) -> Result<(), ExportError> {
         let r = match &mut self.sink {
             Sink::Udp(s, to) => s.send_to(m, *to).map(|_| ()),
             Sink::Tcp(w) => w.write_all(m),
             Sink::File(w) => w.write_all(m),
         };
+        if r.is_ok() {
+            self.sent_bytes += m.len() as u64;
+        }
         r.map_err(|source| ExportError::Send {
             target: self.target.clone(),
             source,
@@ -208,6 +224,20 @@ impl Exporter {
         self.flush()?;
         let r = match &mut self.sink {
             Sink::File(w) => w.get_ref().sync_all(),
+            _ => Ok(()),
+        };
+        r.map_err(|source| ExportError::Send {
+            target: self.target.clone(),
+            source,
+        })
+    }
+
+    /// Flushes and, for a file, writes its data to stable storage
+    /// (`fdatasync`: what a checkpoint needs, without the metadata).
+    pub fn sync_data(&mut self) -> Result<(), ExportError> {
+        self.flush()?;
+        let r = match &mut self.sink {
+            Sink::File(w) => w.get_ref().sync_data(),
             _ => Ok(()),
         };
         r.map_err(|source| ExportError::Send {
