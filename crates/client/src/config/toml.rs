@@ -44,9 +44,9 @@ use serde::Deserialize;
 use toml_crate::Spanned;
 
 use super::error::{ConfigError, Location, Origin};
-use super::value::{self, DEFAULT_BUFSIZE};
+use super::value;
 use super::{uri, FileConfig};
-use crate::spec::{Backchannel, DestinationSpec, FilterSpec, StreamSpec};
+use crate::spec::{DestinationSpec, FilterSpec, StreamSpec};
 
 use ::toml as toml_crate;
 
@@ -301,49 +301,28 @@ impl Conv<'_> {
         let at = c.span().start;
         let c = c.into_inner();
         let uri = uri::parse(&c.url).map_err(|e| e.with_origin(self.origin(at, "url", T)))?;
-        let encoding = match &c.encoding {
-            None => value::default_encoding(&uri),
-            Some(v) => value::parse_encoding(v)
-                .ok_or_else(|| self.invalid(at, "encoding", T, v, "\"binary\" or \"text\""))?,
-        };
-        let policy = match &c.overload {
-            None => value::default_policy(&uri),
-            Some(v) => value::parse_policy(v)
-                .ok_or_else(|| self.invalid(at, "overload", T, v, value::POLICY_SYNTAX))?,
-        };
-        let bufsize = match c.bufsize {
-            None => Some(DEFAULT_BUFSIZE),
-            Some(Bufsize::Int(n)) => usize::try_from(n).ok().filter(|&n| n > 0),
-            Some(Bufsize::Text(ref s)) => value::parse_bufsize(s),
-        };
-        let bufsize = bufsize.ok_or_else(|| {
-            let v = match &c.bufsize {
-                Some(Bufsize::Int(n)) => n.to_string(),
-                Some(Bufsize::Text(s)) => s.clone(),
-                None => String::new(),
-            };
-            self.invalid(at, "bufsize", T, &v, value::BUFSIZE_SYNTAX)
-        })?;
-        let backchannel = match &c.backchannel {
-            None => Backchannel::Off,
-            Some(v) => value::parse_backchannel(v)
-                .ok_or_else(|| self.invalid(at, "backchannel", T, v, value::BACKCHANNEL_SYNTAX))?,
-        };
-        let (streams, instrumentation) = value::selected_streams(
-            c.stream
-                .into_iter()
-                .map(|s| self.stream(s))
-                .collect::<Result<Vec<_>, _>>()?,
-        );
-        Ok(DestinationSpec {
-            uri,
-            encoding,
-            policy,
-            bufsize,
+        // A TOML integer is checked as its digits (zero and negatives refused).
+        let bufsize = c.bufsize.as_ref().map(|b| match b {
+            Bufsize::Int(n) => n.to_string(),
+            Bufsize::Text(s) => s.clone(),
+        });
+        let streams = c
+            .stream
+            .into_iter()
+            .map(|s| self.stream(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        value::DestinationOptions {
+            encoding: c.encoding.as_deref(),
+            overload: c.overload.as_deref(),
+            bufsize: bufsize.as_deref(),
+            backchannel: c.backchannel.as_deref(),
+        }
+        .build(
+            uri.clone(),
+            value::default_encoding(&uri),
             streams,
-            instrumentation,
-            backchannel,
-        })
+            |key, v, syntax| self.invalid(at, key, T, v, syntax),
+        )
     }
 
     fn stream(&self, s: Spanned<RawStream>) -> Result<StreamSpec, ConfigError> {

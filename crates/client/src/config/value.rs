@@ -7,7 +7,11 @@
 
 use std::time::Duration;
 
-use crate::spec::{Backchannel, Encoding, OverloadPolicy, StreamSpec, Uri, Window};
+use crate::spec::{
+    Backchannel, DestinationSpec, Encoding, OverloadPolicy, StreamSpec, Uri, Window,
+};
+
+use super::error::ConfigError;
 
 /// Default byte budget of each destination's queue: 64 MiB.
 ///
@@ -219,6 +223,73 @@ pub fn selected_streams(streams: Vec<StreamSpec>) -> (Option<Vec<StreamSpec>>, b
     }
     let instrumentation = streams.iter().any(|s| s.mp == "_client_instrumentation");
     (Some(streams), instrumentation)
+}
+
+/// What [`parse_encoding`] accepts.
+pub const ENCODING_SYNTAX: &str = "`binary` or `text`";
+
+/// A destination's options as written in either configuration form (TOML
+/// `[[collect]]`, XML `<collect>`), before they are checked: one builder
+/// gives both forms the same rules and the same defaults (except the
+/// encoding's, which the form chooses).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DestinationOptions<'a> {
+    /// `encoding`.
+    pub encoding: Option<&'a str>,
+    /// `overload`.
+    pub overload: Option<&'a str>,
+    /// `bufsize`, as text (a TOML integer is given as its digits).
+    pub bufsize: Option<&'a str>,
+    /// `backchannel`.
+    pub backchannel: Option<&'a str>,
+}
+
+impl DestinationOptions<'_> {
+    /// The destination to `uri` with these options and `streams` (see
+    /// [`selected_streams`]). A value that does not parse is handed to
+    /// `invalid(key, value, syntax)`, which makes the form's error (with
+    /// its file, line and table).
+    pub fn build(
+        self,
+        uri: Uri,
+        default_encoding: Encoding,
+        streams: Vec<StreamSpec>,
+        invalid: impl Fn(&str, &str, &str) -> ConfigError,
+    ) -> Result<DestinationSpec, ConfigError> {
+        fn field<T>(
+            text: Option<&str>,
+            default: T,
+            parse: impl Fn(&str) -> Option<T>,
+            fail: impl FnOnce(&str) -> ConfigError,
+        ) -> Result<T, ConfigError> {
+            match text {
+                None => Ok(default),
+                Some(v) => parse(v).ok_or_else(|| fail(v)),
+            }
+        }
+        let encoding = field(self.encoding, default_encoding, parse_encoding, |v| {
+            invalid("encoding", v, ENCODING_SYNTAX)
+        })?;
+        let policy = field(self.overload, default_policy(&uri), parse_policy, |v| {
+            invalid("overload", v, POLICY_SYNTAX)
+        })?;
+        let bufsize = field(self.bufsize, DEFAULT_BUFSIZE, parse_bufsize, |v| {
+            invalid("bufsize", v, BUFSIZE_SYNTAX)
+        })?;
+        let backchannel = field(self.backchannel, Backchannel::Off, parse_backchannel, |v| {
+            invalid("backchannel", v, BACKCHANNEL_SYNTAX)
+        })?;
+        let (streams, instrumentation) = selected_streams(streams);
+        Ok(DestinationSpec {
+            uri,
+            encoding,
+            policy,
+            bufsize,
+            streams,
+            instrumentation,
+            backchannel,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -29,9 +29,9 @@
 //!   references are the only entities.
 
 use super::error::{ConfigError, Location, Origin};
-use super::value::{self, DEFAULT_BUFSIZE};
+use super::value;
 use super::{uri, FileConfig};
-use crate::spec::{Backchannel, DestinationSpec, Encoding, FilterSpec, StreamSpec};
+use crate::spec::{DestinationSpec, Encoding, FilterSpec, StreamSpec};
 
 mod tree;
 mod write;
@@ -229,40 +229,20 @@ impl Conv<'_> {
     fn collect(&self, node: &Node) -> Result<DestinationSpec, ConfigError> {
         let (_, url) = self.required(node, &["url"])?;
         let uri = uri::parse(url).map_err(|e| e.with_origin(self.origin(node, "url")))?;
-        let encoding = match node.attr("encoding") {
-            None => Encoding::Binary,
-            Some(v) => value::parse_encoding(v)
-                .ok_or_else(|| self.invalid(node, "encoding", v, "`binary` or `text`"))?,
-        };
-        let policy = match node.attr("overload") {
-            None => value::default_policy(&uri),
-            Some(v) => value::parse_policy(v)
-                .ok_or_else(|| self.invalid(node, "overload", v, value::POLICY_SYNTAX))?,
-        };
-        let bufsize = match node.attr("bufsize") {
-            None => DEFAULT_BUFSIZE,
-            Some(v) => value::parse_bufsize(v)
-                .ok_or_else(|| self.invalid(node, "bufsize", v, value::BUFSIZE_SYNTAX))?,
-        };
-        let backchannel = match node.attr("backchannel") {
-            None => Backchannel::Off,
-            Some(v) => value::parse_backchannel(v)
-                .ok_or_else(|| self.invalid(node, "backchannel", v, value::BACKCHANNEL_SYNTAX))?,
-        };
-        let (streams, instrumentation) = value::selected_streams(
-            node.children
-                .iter()
-                .map(|c| self.stream(c))
-                .collect::<Result<Vec<_>, _>>()?,
-        );
-        Ok(DestinationSpec {
-            uri,
-            encoding,
-            policy,
-            bufsize,
-            streams,
-            instrumentation,
-            backchannel,
+        let streams = node
+            .children
+            .iter()
+            .map(|c| self.stream(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        // liboml2's XML defaults to binary for every destination.
+        value::DestinationOptions {
+            encoding: node.attr("encoding"),
+            overload: node.attr("overload"),
+            bufsize: node.attr("bufsize"),
+            backchannel: node.attr("backchannel"),
+        }
+        .build(uri, Encoding::Binary, streams, |key, v, syntax| {
+            self.invalid(node, key, v, syntax)
         })
     }
 

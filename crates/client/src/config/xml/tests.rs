@@ -68,7 +68,7 @@ fn reference_example() {
             stall_limit: Some(Duration::from_secs(1))
         }
     );
-    assert_eq!(d.bufsize, DEFAULT_BUFSIZE);
+    assert_eq!(d.bufsize, value::DEFAULT_BUFSIZE);
     assert!(d.instrumentation, "a stream names _client_instrumentation");
     let s = streams(&c, 0);
     assert_eq!(
