@@ -5,12 +5,9 @@
 
 mod common;
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 
-use common::{
-    add_users, code, collection_server, start_on, wait_for, Api, Backend, TestManager, ADMIN_PW,
-};
+use common::{add_users, code, collection_server, start_on, Api, Backend, TestManager, ADMIN_PW};
 use serde_json::{json, Value};
 
 /// The marker every row of alice's domain carries.
@@ -44,23 +41,7 @@ impl Collector {
     /// Sends one row of `t_m` carrying `marker` into `domain` (OMSP text)
     /// and waits until the query API serves it.
     fn feed(&self, domain: &str, marker: &str) {
-        let mut s = TcpStream::connect(self.collect).unwrap();
-        let msg = format!(
-            "protocol: 5\ndomain: {domain}\nstart-time: 1700000000\nsender-id: s\n\
-             app-name: t\nschema: 1 t_m s:string\ncontent: text\n\n0.5\t1\t0\t{marker}\n"
-        );
-        s.write_all(msg.as_bytes()).unwrap();
-        let url = format!(
-            "http://{}/api/v1/domains/{domain}/streams/t_m/rows",
-            self.http
-        );
-        wait_for(&format!("row in {domain}"), || {
-            ureq::get(&url)
-                .call()
-                .ok()
-                .and_then(|mut r| r.body_mut().read_to_string().ok())
-                .is_some_and(|b| b.contains(marker))
-        });
+        common::feed(self.collect, self.http, domain, "t_m", marker);
     }
 }
 
@@ -251,21 +232,49 @@ fn shared_devices_show_only_your_sessions(b: Backend) {
     )["id"]
         .as_i64()
         .unwrap();
-    let session = |api: &Api, eid: i64| {
+    let session = |api: &Api, eid: i64, name: &str| {
         let cfg = api.ok(
             &format!("/api/v1/experiments/{eid}/configs"),
-            json!({"name": "east", "device": tap, "session": {"interface": "lo"},
+            json!({"name": name, "device": tap, "session": {"interface": "lo"},
                    "storage": {"type": "local"}}),
         );
         let run = api.ok(
             &format!("/api/v1/experiments/{eid}/runs"),
             json!({"config": cfg["id"], "devices": [tap]}),
         );
-        run["devices"][0]["session"].as_str().unwrap().to_owned()
+        (
+            run["id"].as_i64().unwrap(),
+            run["devices"][0]["session"].as_str().unwrap().to_owned(),
+        )
     };
-    let (sa, sb) = (session(&w.alice, w.ea), session(&w.bob, eb));
+    let ((ra, sa), (rb, sb)) = (session(&w.alice, w.ea, "east"), session(&w.bob, eb, "east"));
+    // Bob's third run never made its session: one of its name on the device
+    // is someone else's.
+    let (_, sc) = session(&w.bob, eb, "west");
+    // Another tenant's in-line agent, writing to alice's domain.
+    let agent = w.admin.ok(
+        "/api/v1/devices",
+        json!({"name": "agent", "kind": "inline", "hostname": "127.0.0.1", "port": 9}),
+    )["id"]
+        .as_i64()
+        .unwrap();
     let db = common::open_db(&w.t);
     db.with(|c| {
+        // Made on the device and stopped since, as runs leave them.
+        manager::db::runs::set_device(c, ra, tap, "stopped", None, true)?;
+        manager::db::runs::set_device(c, rb, tap, "stopped", None, true)?;
+        manager::db::devices::set_seen(
+            c,
+            w.coll,
+            "up",
+            Some(&json!({"domains": [{"name": "dom_a", "streams": 1}, {"name": "dom_b", "streams": 0}]})),
+        )?;
+        manager::db::devices::set_seen(
+            c,
+            agent,
+            "up",
+            Some(&json!({"agent": "inline", "domain": "dom_a", "streams": ["inline_inline_delay"]})),
+        )?;
         manager::db::devices::set_seen(
             c,
             tap,
@@ -287,7 +296,8 @@ fn shared_devices_show_only_your_sessions(b: Backend) {
                 latency_ms: Some(1.0),
                 data: json!({"sessions": [
                     {"id": sa, "experiment": "dom_a", "state": "running", "counters": {"written": 1}},
-                    {"id": sb, "experiment": "dom_b", "state": "running", "counters": {"written": 2}}]}),
+                    {"id": sb, "experiment": "dom_b", "state": "running", "counters": {"written": 2}},
+                    {"id": sc, "experiment": "dom_a", "state": "running", "counters": {"written": 3}}]}),
             },
         )
     })
@@ -299,6 +309,10 @@ fn shared_devices_show_only_your_sessions(b: Backend) {
         let text = v.to_string();
         assert!(text.contains(mine.as_str()), "{text}");
         assert!(!text.contains(theirs.as_str()), "{text}");
+        assert!(
+            !text.contains(sc.as_str()),
+            "named as a run, not made by it: {text}"
+        );
         let (_, d) = api.get(&format!("/api/v1/devices/{tap}"));
         assert_eq!(
             d["capabilities"]["sessions"], 0,
@@ -307,6 +321,28 @@ fn shared_devices_show_only_your_sessions(b: Backend) {
         let (_, list) = api.get("/api/v1/devices");
         assert!(!list.to_string().contains("\"sessions\":7"), "{list}");
     }
+    // The collector lists each its own domain; alice's agent's domain is
+    // hers to see.
+    let (_, c) = w.bob.get(&format!("/api/v1/devices/{}", w.coll));
+    let names: Vec<&Value> = c["capabilities"]["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["name"])
+        .collect();
+    assert!(names.iter().all(|n| *n == "dom_b"), "{c}");
+    let (_, c) = w.alice.get(&format!("/api/v1/devices/{}", w.coll));
+    assert_eq!(c["capabilities"]["domains"][0]["name"], "dom_a", "{c}");
+    let (_, list) = w.bob.get("/api/v1/devices");
+    assert!(!list.to_string().contains("dom_a"), "{list}");
+    let (_, a) = w.alice.get(&format!("/api/v1/devices/{agent}"));
+    assert_eq!(a["capabilities"]["domain"], "dom_a", "{a}");
+    let (_, a) = w.bob.get(&format!("/api/v1/devices/{agent}"));
+    assert_eq!(
+        (&a["capabilities"]["domain"], &a["capabilities"]["streams"]),
+        (&json!(null), &json!([])),
+        "{a}"
+    );
     let (_, alerts) = w.bob.get("/api/v1/alerts");
     assert!(!alerts.to_string().contains(sa.as_str()), "{alerts}");
     assert!(alerts.to_string().contains("dropping"), "{alerts}");

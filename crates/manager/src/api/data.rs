@@ -175,5 +175,46 @@ pub async fn query(
         .send()
         .await
         .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        return relay_not_found(resp, &e).await;
+    }
     Ok(relay(resp))
+}
+
+/// The most of a collector's 404 body read to look at its code.
+const NOT_FOUND_BODY_MAX: usize = 64 * 1024;
+
+/// A collector's 404, relayed when it is about the experiment's own
+/// domain (`unknown_stream`, `unknown_field`, which list its streams and
+/// fields). `unknown_domain` lists in `details.domains` every domain the
+/// manager's credential may read, other experiments' too: it, and any
+/// 404 that cannot be read as an error of the query API, becomes the
+/// manager's own `unknown_domain` naming only the experiment's domain.
+async fn relay_not_found(mut resp: reqwest::Response, e: &Experiment) -> ApiResult<Response> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.ok().flatten() {
+        body.extend_from_slice(&chunk);
+        if body.len() > NOT_FOUND_BODY_MAX {
+            break;
+        }
+    }
+    let code = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["error"]["code"].as_str().map(str::to_owned));
+    match code {
+        Some(c) if c != "unknown_domain" && body.len() <= NOT_FOUND_BODY_MAX => {
+            Ok(Response::builder()
+                .status(StatusCode::NOT_FOUND)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body))
+                .unwrap_or_default())
+        }
+        _ => Err(ApiError::not_found(
+            "unknown_domain",
+            format!(
+                "the collector has no data in domain {:?} of experiment {} yet",
+                e.domain, e.name
+            ),
+        )),
+    }
 }

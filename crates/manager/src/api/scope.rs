@@ -1,7 +1,9 @@
 //! What a user who is not an admin sees of shared devices: a device is
-//! shared, the sessions on it are not. Snapshots keep only the caller's
-//! experiments' sessions, capabilities count only theirs, and `dropping`
-//! alerts lose the other sessions' details.
+//! shared, the sessions and domains on it are not. Snapshots keep only the
+//! caller's experiments' sessions, capabilities count only theirs, a
+//! collector's capabilities list only their domains, an in-line agent's
+//! hide the domain it writes when another experiment holds it, and
+//! `dropping` alerts lose the other sessions' details.
 
 use std::collections::HashSet;
 
@@ -10,7 +12,8 @@ use serde_json::Value;
 
 use crate::app::App;
 use crate::auth::caller::Me;
-use crate::db::devices::Device;
+use crate::db::devices::{Device, Kind};
+use crate::db::experiments;
 use crate::db::monitor::{Alert, Snapshot};
 use crate::db::runs;
 
@@ -50,15 +53,50 @@ pub fn snapshots(
 }
 
 /// A device as the caller may see it: the capabilities' session count
-/// is the caller's live sessions only.
+/// is the caller's live sessions only; a collector lists only the domains
+/// of the caller's experiments on it (its `/api/v1/domains` names every
+/// tenant's); an in-line agent's `domain` and `streams` are hidden when
+/// an experiment the caller is not in holds that domain.
 pub fn device(app: &App, me: &Me, mut d: Device) -> ApiResult<Device> {
-    if let Some(mine) = sessions(app, me, d.id)? {
-        if let Some(caps) = d.capabilities.as_object_mut() {
-            if caps.contains_key("sessions") {
-                let live = mine.iter().filter(|(_, live)| *live).count();
-                caps.insert("sessions".into(), Value::from(live));
+    let Some(mine) = sessions(app, me, d.id)? else {
+        return Ok(d);
+    };
+    let Some(caps) = d.capabilities.as_object_mut() else {
+        return Ok(d);
+    };
+    if caps.contains_key("sessions") {
+        let live = mine.iter().filter(|(_, live)| *live).count();
+        caps.insert("sessions".into(), Value::from(live));
+    }
+    match d.kind {
+        Kind::Collector => {
+            let own = app.db.with(|c| experiments::list(c, Some(me.user.id)))?;
+            let own: HashSet<&str> = own
+                .iter()
+                .filter(|e| e.collector == Some(d.id))
+                .map(|e| e.domain.as_str())
+                .collect();
+            if let Some(list) = caps.get_mut("domains").and_then(Value::as_array_mut) {
+                list.retain(|x| x["name"].as_str().is_some_and(|n| own.contains(n)));
             }
         }
+        Kind::Inline => {
+            let domain = caps
+                .get("domain")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if let Some(domain) = domain {
+                let all = app.db.with(|c| experiments::list(c, None))?;
+                let own = app.db.with(|c| experiments::list(c, Some(me.user.id)))?;
+                let theirs = all.iter().any(|e| e.domain == domain)
+                    && !own.iter().any(|e| e.domain == domain);
+                if theirs {
+                    caps.insert("domain".into(), Value::Null);
+                    caps.insert("streams".into(), Value::Array(Vec::new()));
+                }
+            }
+        }
+        Kind::Capture => {}
     }
     Ok(d)
 }

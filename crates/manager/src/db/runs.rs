@@ -109,12 +109,15 @@ pub fn active_sessions(c: &Conn<'_>) -> Result<Vec<(i64, i64, String)>> {
 
 /// The session names on `device` of the runs of experiments `user` owns
 /// or belongs to, with whether each may still be live there: what that
-/// user may see of the device.
+/// user may see of the device. Only sessions the manager created (or
+/// found as the experiment's) count: a run's name alone is no claim, as
+/// a session of that name on the device may be another experiment's.
 pub fn sessions_of_user(c: &Conn<'_>, device: i64, user: i64) -> Result<Vec<(String, bool)>> {
     c.query_map(
-        "SELECT d.session, d.created_on_device AND d.state IN ('created', 'running', 'paused')
+        "SELECT d.session, d.state IN ('created', 'running', 'paused')
          FROM run_devices d JOIN runs r ON r.id = d.run JOIN experiments e ON e.id = r.experiment
-         WHERE d.device = ?1 AND (e.owner = ?2 OR EXISTS (SELECT 1 FROM experiment_members m
+         WHERE d.device = ?1 AND d.created_on_device
+           AND (e.owner = ?2 OR EXISTS (SELECT 1 FROM experiment_members m
              WHERE m.experiment = e.id AND m.user_id = ?2))",
         [device, user],
         |r| Ok((r.get(0)?, r.get(1)?)),

@@ -211,6 +211,43 @@ impl Api {
         req
     }
 
+    /// Any request (a JSON body for POST, PUT and PATCH; the CSRF header
+    /// when logged in): the status, the headers as `name: value` lines
+    /// and the body bytes.
+    pub fn raw(&self, method: &str, path: &str, b: &Value) -> (u16, String, Vec<u8>) {
+        let url = format!("{}{path}", self.base);
+        let with = |req| self.csrf_json(self.prepare(req));
+        let r = match method {
+            "GET" => self.prepare(self.agent.get(&url)).call(),
+            "DELETE" => self.csrf_json(self.prepare(self.agent.delete(&url))).call(),
+            "POST" => with(self.agent.post(&url)).send(b.to_string()),
+            "PUT" => with(self.agent.put(&url)).send(b.to_string()),
+            "PATCH" => with(self.agent.patch(&url)).send(b.to_string()),
+            m => panic!("method {m}"),
+        };
+        let mut r = r.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let headers = r
+            .headers()
+            .iter()
+            .map(|(k, v)| format!("{k}: {}\n", String::from_utf8_lossy(v.as_bytes())))
+            .collect();
+        let bytes = r
+            .body_mut()
+            .with_config()
+            .limit(1 << 26)
+            .read_to_vec()
+            .unwrap_or_else(|e| panic!("{method} {path}: body: {e}"));
+        (r.status().as_u16(), headers, bytes)
+    }
+
+    fn csrf_json<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let req = req.header("Content-Type", "application/json");
+        match &self.csrf {
+            Some(t) => req.header("X-CSRF-Token", t),
+            None => req,
+        }
+    }
+
     pub fn get(&self, path: &str) -> (u16, Value) {
         let r = self
             .prepare(self.agent.get(format!("{}{path}", self.base)))
@@ -338,6 +375,33 @@ pub fn collection_server(
     scfg.http_listen = Some("127.0.0.1:0".parse().unwrap());
     tune(&mut scfg);
     rt.block_on(server::Server::start(scfg)).unwrap()
+}
+
+/// Sends one row carrying `marker` into stream `stream` (one string field
+/// `s`) of `domain` on the collection server at `collect` (OMSP text), and
+/// waits until its query API at `http` serves it.
+pub fn feed(
+    collect: std::net::SocketAddr,
+    http: std::net::SocketAddr,
+    domain: &str,
+    stream: &str,
+    marker: &str,
+) {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(collect).unwrap();
+    let msg = format!(
+        "protocol: 5\ndomain: {domain}\nstart-time: 1700000000\nsender-id: s\n\
+         app-name: t\nschema: 1 {stream} s:string\ncontent: text\n\n0.5\t1\t0\t{marker}\n"
+    );
+    s.write_all(msg.as_bytes()).unwrap();
+    let url = format!("http://{http}/api/v1/domains/{domain}/streams/{stream}/rows");
+    wait_for(&format!("row in {domain}"), || {
+        ureq::get(&url)
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .is_some_and(|b| b.contains(marker))
+    });
 }
 
 /// Creates users whose password is `{name}-password`.
