@@ -18,6 +18,7 @@ mod inline;
 #[cfg(not(feature = "inline"))]
 #[path = "inline_absent.rs"]
 mod inline;
+mod logging;
 mod manager;
 mod observe;
 mod progress;

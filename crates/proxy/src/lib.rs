@@ -37,6 +37,7 @@ pub mod framer;
 pub mod journal;
 mod proxy;
 mod registry;
+pub mod run;
 mod status;
 
 pub use config::{parse_bytes, ForwardMode, FsyncPolicy, ProxyConfig, QuotaPolicy};

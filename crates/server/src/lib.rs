@@ -46,6 +46,7 @@ pub mod http_runtime;
 pub mod metrics;
 mod read_buffer;
 mod registry;
+pub mod run;
 mod server;
 pub mod session;
 mod shutdown;

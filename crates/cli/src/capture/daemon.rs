@@ -11,7 +11,7 @@ pub fn run(config: &Path, level: tracing::Level) -> Result<bool> {
     let text =
         std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
     let cfg = DaemonConfig::from_toml(&text).with_context(|| format!("{}", config.display()))?;
-    crate::server::init_logging(None, level)?;
+    crate::logging::init(None, level)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

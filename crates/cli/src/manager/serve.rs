@@ -40,7 +40,7 @@ pub fn run(args: &ManagerArgs, dir: &Path, db: Option<DbTarget>) -> Result<bool>
     cfg.tls = args.tls_cert.clone().zip(args.tls_key.clone());
     cfg.allowed_hosts = args.allow_host.clone();
     cfg.validate().map_err(anyhow::Error::msg)?;
-    crate::server::init_logging(None, args.log_level)?;
+    crate::logging::init(None, args.log_level)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -42,7 +42,7 @@ pub struct CtlArgs {
 
 /// Sends the request and prints the answer.
 pub fn run(args: &CtlArgs) -> Result<bool> {
-    let Some(addr) = super::parse_control(&args.control)? else {
+    let Some(addr) = ::proxy::run::parse_control(&args.control).map_err(anyhow::Error::msg)? else {
         bail!("--control none: give the address the proxy's --control listens on");
     };
     let client = httpkit::client::Client::new(

@@ -2,13 +2,13 @@
 //! oml2-proxy-server replacement), and `streamgauge proxy ctl`.
 
 mod ctl;
-mod stdin;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
-use ::proxy::{ForwardMode, FsyncPolicy, Proxy, ProxyConfig, QuotaPolicy};
-use anyhow::{bail, Context, Result};
+use ::proxy::run::Options;
+use ::proxy::{ForwardMode, FsyncPolicy, QuotaPolicy};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
@@ -159,74 +159,27 @@ fn parse_forward(s: &str) -> Result<ForwardMode, String> {
     s.parse()
 }
 
-/// Parses `--control`: `none`, a port (on 127.0.0.1) or an address.
-pub fn parse_control(s: &str) -> Result<Option<SocketAddr>> {
-    if s == "none" {
-        return Ok(None);
-    }
-    if let Ok(port) = s.parse::<u16>() {
-        return Ok(Some(SocketAddr::from(([127, 0, 0, 1], port))));
-    }
-    s.parse().map(Some).with_context(|| {
-        format!("--control {s:?}: want ADDR:PORT (e.g. 127.0.0.1:3004), a port, or 'none'")
-    })
-}
-
-impl ProxyArgs {
-    /// Validates and builds the proxy's settings (no I/O).
-    fn resolve(&self) -> Result<ProxyConfig> {
-        let upstream = match &self.upstream {
-            Some(u) => {
-                if u.rsplit_once(':')
-                    .and_then(|(_, p)| p.parse::<u16>().ok())
-                    .is_none()
-                {
-                    bail!("--upstream {u:?}: want HOST:PORT, e.g. collector.example:3003");
-                }
-                u.clone()
-            }
-            None if self.dstaddress.contains(':') => {
-                format!("[{}]:{}", self.dstaddress, self.dstport)
-            }
-            None => format!("{}:{}", self.dstaddress, self.dstport),
-        };
-        let (host, port) = upstream.rsplit_once(':').unwrap_or((&upstream, ""));
-        let local = matches!(
-            host.trim_matches(|c| c == '[' || c == ']'),
-            "localhost" | "127.0.0.1" | "::1" | "0.0.0.0" | "::"
-        );
-        if local && port.parse() == Ok(self.listen) {
-            bail!(
-                "the proxy would forward to itself: it listens on port {} and the upstream is {upstream}; \
-                 move the proxy (e.g. -l 3005) or point it elsewhere (-a HOST -p PORT)",
-                self.listen
-            );
+impl From<&ProxyArgs> for Options {
+    fn from(a: &ProxyArgs) -> Self {
+        Options {
+            listen: a.listen,
+            bind: a.bind.clone(),
+            dstaddress: a.dstaddress.clone(),
+            dstport: a.dstport,
+            upstream: a.upstream.clone(),
+            journal: a.journal.clone(),
+            fsync: a.fsync,
+            quota: a.quota,
+            quota_policy: a.quota_policy,
+            segment_size: a.segment_size,
+            forward: a.forward,
+            control: a.control.clone(),
+            auth_file: a.auth_file.clone(),
+            allow_host: a.allow_host.clone(),
+            max_connections: a.max_connections as usize,
+            max_connections_per_source: a.max_connections_per_source as usize,
+            proxy_id: a.proxy_id.clone(),
         }
-        let mut c = ProxyConfig::new(&self.journal, upstream);
-        c.listen = if self.bind.is_empty() {
-            vec![
-                SocketAddr::from(([0u16; 8], self.listen)),
-                SocketAddr::from(([0u8; 4], self.listen)),
-            ]
-        } else {
-            self.bind
-                .iter()
-                .map(|&ip| SocketAddr::new(ip, self.listen))
-                .collect()
-        };
-        c.fsync = self.fsync;
-        c.quota = self.quota;
-        c.quota_policy = self.quota_policy;
-        c.segment_size = self.segment_size;
-        c.forward = self.forward;
-        c.control = parse_control(&self.control)?;
-        c.auth_file = self.auth_file.clone();
-        c.control_allowed_hosts = self.allow_host.clone();
-        c.proxy_id = self.proxy_id.clone();
-        c.max_connections = self.max_connections as usize;
-        c.max_connections_per_source = self.max_connections_per_source as usize;
-        c.validate().map_err(anyhow::Error::msg)?;
-        Ok(c)
     }
 }
 
@@ -235,34 +188,13 @@ pub fn run(args: &ProxyArgs) -> Result<bool> {
     if let Some(ProxyCommand::Ctl(c)) = &args.ctl {
         return ctl::run(c);
     }
-    let config = args.resolve()?;
-    let level = match args.debug_level {
-        i32::MIN..=-2 => tracing::Level::ERROR,
-        -1 => tracing::Level::WARN,
-        0 => tracing::Level::INFO,
-        _ => tracing::Level::DEBUG,
-    };
+    let config = Options::from(args).resolve()?;
+    let level = ::server::run::config::log_level(args.debug_level);
     let logfile = args.logfile.as_ref().filter(|p| p.as_os_str() != "-");
-    crate::server::init_logging(logfile, level)?;
+    crate::logging::init(logfile, level)?;
     if args.resultfile.is_some() || args.size.is_some() {
         tracing::warn!("-r/--resultfile and -s/--size are oml2-proxy-server options without effect here: streams go to the --journal directory");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
-        let mut int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
-        let proxy = Proxy::start(config).await?;
-        stdin::spawn(proxy.handle());
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        tracing::info!("shutting down");
-        proxy.shutdown().await;
-        Ok(true)
-    })
+    ::proxy::run::serve(config)?;
+    Ok(true)
 }

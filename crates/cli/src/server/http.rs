@@ -2,14 +2,9 @@
 //! feedback control), all on the project's one HTTP stack.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
-use ::server::ServerConfig;
-use anyhow::Result;
+use ::server::run::http::HttpOptions;
 use clap::Args;
-
-use super::file::FileConfig;
-use super::parse;
 
 /// HTTP listener settings (off by default: the OML-compatible default
 /// opens no HTTP port).
@@ -44,117 +39,18 @@ pub struct HttpArgs {
     pub http_nice: Option<i32>,
 }
 
-impl HttpArgs {
-    /// Command line over the file's keys over the defaults.
-    pub fn apply(&self, file: &FileConfig, server: &mut ServerConfig) -> Result<()> {
-        server.http_listen = match (self.http_listen, file.get("http")) {
-            (Some(a), _) => Some(a),
-            (None, Some(v)) => Some(parse("http", v)?),
-            (None, None) => None,
-        };
-        server.http_public = match (self.http_public, file.get("http-public")) {
-            (true, _) => true,
-            (false, Some(v)) => parse("http-public", v)?,
-            (false, None) => false,
-        };
-        server.http_cors_origin = self
-            .http_cors_origin
-            .clone()
-            .or_else(|| file.get("http-cors-origin").map(str::to_owned));
-        server.http_allowed_hosts = if self.allow_host.is_empty() {
-            file.all("allow-host").to_vec()
-        } else {
-            self.allow_host.clone()
-        };
-        let header = match (self.http_header_timeout, file.get("http-header-timeout")) {
-            (Some(s), _) => s,
-            (None, Some(v)) => parse("http-header-timeout", v)?,
-            (None, None) => server.http_budget.header_timeout.as_secs_f64(),
-        };
-        if !(header.is_finite() && header > 0.0 && header <= 3600.0) {
-            anyhow::bail!("http-header-timeout {header}: want seconds between 0 and 3600");
+impl From<&HttpArgs> for HttpOptions {
+    fn from(a: &HttpArgs) -> Self {
+        HttpOptions {
+            http_listen: a.http_listen,
+            http_public: a.http_public,
+            http_cors_origin: a.http_cors_origin.clone(),
+            allow_host: a.allow_host.clone(),
+            http_header_timeout: a.http_header_timeout,
+            http_max_connections: a.http_max_connections,
+            query_budget: a.query_budget,
+            query_max_tails: a.query_max_tails,
+            http_nice: a.http_nice,
         }
-        server.http_budget.header_timeout = Duration::from_secs_f64(header);
-        server.http_budget.max_connections =
-            match (self.http_max_connections, file.get("http-max-connections")) {
-                (Some(n), _) => n,
-                (None, Some(v)) => parse("http-max-connections", v)?,
-                (None, None) => server.http_budget.max_connections,
-            };
-        if server.http_budget.max_connections == 0 {
-            anyhow::bail!("http-max-connections 0: want at least 1");
-        }
-        let budget = match (self.query_budget, file.get("query-budget")) {
-            (Some(b), _) => b,
-            (None, Some(v)) => parse("query-budget", v)?,
-            (None, None) => 10.0,
-        };
-        if !(budget.is_finite() && budget > 0.0 && budget <= 86_400.0) {
-            anyhow::bail!("query-budget {budget}: want seconds between 0 and 86400");
-        }
-        server.query_budget = Duration::from_secs_f64(budget);
-        server.query_max_tails = match (self.query_max_tails, file.get("query-max-tails")) {
-            (Some(n), _) => n,
-            (None, Some(v)) => parse("query-max-tails", v)?,
-            (None, None) => server.query_max_tails,
-        };
-        if server.query_max_tails == 0 {
-            anyhow::bail!("query-max-tails 0: want at least 1");
-        }
-        server.http_nice = match (self.http_nice, file.get("http-nice")) {
-            (Some(n), _) => n,
-            (None, Some(v)) => parse("http-nice", v)?,
-            (None, None) => server.http_nice,
-        };
-        if !(0..=::server::http_runtime::MAX_NICE).contains(&server.http_nice) {
-            anyhow::bail!(
-                "http-nice {}: want a nice value from 0 (same priority as collection) to 19",
-                server.http_nice
-            );
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        http: HttpArgs,
-    }
-
-    fn config(args: &[&str], file: &str) -> Result<ServerConfig> {
-        let mut server = ServerConfig::new(std::path::Path::new("/nonexistent"));
-        let cli = Cli::parse_from(std::iter::once("streamgauge").chain(args.iter().copied()));
-        let file = FileConfig::parse(file, "test").unwrap();
-        cli.http.apply(&file, &mut server)?;
-        Ok(server)
-    }
-
-    fn nice(args: &[&str], file: &str) -> i32 {
-        config(args, file).unwrap().http_nice
-    }
-
-    #[test]
-    fn live_tails_are_capped_by_default_and_on_demand() {
-        let tails = |args: &[&str], file: &str| config(args, file).unwrap().query_max_tails;
-        assert_eq!(tails(&[], ""), query::DEFAULT_MAX_TAILS);
-        assert_eq!(tails(&[], "query-max-tails = 5\n"), 5);
-        assert_eq!(
-            tails(&["--query-max-tails", "3"], "query-max-tails = 5\n"),
-            3
-        );
-        assert!(config(&["--query-max-tails", "0"], "").is_err());
-    }
-
-    #[test]
-    fn http_threads_default_to_the_lowest_priority() {
-        assert_eq!(nice(&[], ""), 19, "the documented default");
-        assert_eq!(nice(&[], "http-nice = 5\n"), 5);
-        assert_eq!(nice(&["--http-nice", "3"], "http-nice = 5\n"), 3);
     }
 }

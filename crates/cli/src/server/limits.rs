@@ -2,12 +2,8 @@
 //! hold: connections, open databases, header and queue sizes. The defaults
 //! suit a testbed server; see docs/security.md for the memory each allows.
 
-use ::server::ServerConfig;
-use anyhow::{bail, Result};
+use ::server::run::limits::LimitOptions;
 use clap::Args;
-
-use super::file::FileConfig;
-use super::parse;
 
 /// Resource limits (each also a configuration file key of the same name).
 #[derive(Debug, Args)]
@@ -29,44 +25,14 @@ pub struct LimitArgs {
     pub max_domain_queue_bytes: Option<usize>,
 }
 
-impl LimitArgs {
-    /// Command line over the file's keys over the defaults.
-    pub fn apply(&self, file: &FileConfig, server: &mut ServerConfig) -> Result<()> {
-        let pick = |flag: Option<usize>, key: &str, default: usize| -> Result<usize> {
-            let v = match (flag, file.get(key)) {
-                (Some(v), _) => v,
-                (None, Some(v)) => parse(key, v)?,
-                (None, None) => default,
-            };
-            if v == 0 {
-                bail!("{key} = 0: want at least 1");
-            }
-            Ok(v)
-        };
-        server.max_connections = pick(
-            self.max_connections,
-            "max-connections",
-            server.max_connections,
-        )?;
-        server.max_connections_per_source = pick(
-            self.max_connections_per_source,
-            "max-connections-per-source",
-            server.max_connections_per_source,
-        )?;
-        server.max_domains = pick(self.max_domains, "max-domains", server.max_domains)?;
-        server.limits.max_header = pick(
-            self.max_header_bytes,
-            "max-header-bytes",
-            server.limits.max_header,
-        )?;
-        if server.limits.max_header < 1024 {
-            bail!("max-header-bytes {}: want at least 1024 (a liboml2 header alone is a few hundred bytes)", server.limits.max_header);
+impl From<&LimitArgs> for LimitOptions {
+    fn from(a: &LimitArgs) -> Self {
+        LimitOptions {
+            max_connections: a.max_connections,
+            max_connections_per_source: a.max_connections_per_source,
+            max_domains: a.max_domains,
+            max_header_bytes: a.max_header_bytes,
+            max_domain_queue_bytes: a.max_domain_queue_bytes,
         }
-        server.max_domain_queue_bytes = pick(
-            self.max_domain_queue_bytes,
-            "max-domain-queue-bytes",
-            server.max_domain_queue_bytes,
-        )?;
-        Ok(())
     }
 }

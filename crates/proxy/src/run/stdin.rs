@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, Write};
 
-use ::proxy::{Command, ProxyHandle};
+use crate::{Command, ProxyHandle};
 
 /// Reads commands from standard input on a thread of its own (a blocking
 /// read), applying each and echoing `Received command: X` on standard

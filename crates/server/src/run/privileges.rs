@@ -2,8 +2,15 @@
 //! as oml2-server does, so that a bug reachable from the network cannot
 //! write outside what that user may write.
 
-use anyhow::{bail, Context, Result};
 use nix::unistd::{setgid, setgroups, setuid, Group, User};
+
+use super::RunError;
+
+/// Wraps a failed system call with what was being done.
+fn os(context: impl Into<String>) -> impl FnOnce(nix::errno::Errno) -> RunError {
+    let context = context.into();
+    move |source| RunError::Os { context, source }
+}
 
 /// Who the server runs as after binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +24,7 @@ pub struct Identity {
 impl Identity {
     /// Checks `--user`/`--group` before anything starts: both names must
     /// exist, and `--group` needs `--user` (as in the reference).
-    pub fn resolve(user: Option<&str>, group: Option<&str>) -> Result<Option<Identity>> {
+    pub fn resolve(user: Option<&str>, group: Option<&str>) -> Result<Option<Identity>, RunError> {
         match (user, group) {
             (None, None) => Ok(None),
             (None, Some(_)) => bail!("--group needs --user: name the user to run as too"),
@@ -32,18 +39,18 @@ impl Identity {
         }
     }
 
-    fn lookup(&self) -> Result<(User, nix::unistd::Gid)> {
-        let user = User::from_name(&self.user)
-            .with_context(|| format!("looking up user {:?}", self.user))?
-            .with_context(|| format!("--user {:?}: no such user", self.user))?;
+    fn lookup(&self) -> Result<(User, nix::unistd::Gid), RunError> {
+        let Some(user) =
+            User::from_name(&self.user).map_err(os(format!("looking up user {:?}", self.user)))?
+        else {
+            bail!("--user {:?}: no such user", self.user);
+        };
         let gid = match &self.group {
             None => user.gid,
-            Some(g) => {
-                Group::from_name(g)
-                    .with_context(|| format!("looking up group {g:?}"))?
-                    .with_context(|| format!("--group {g:?}: no such group"))?
-                    .gid
-            }
+            Some(g) => match Group::from_name(g).map_err(os(format!("looking up group {g:?}")))? {
+                Some(group) => group.gid,
+                None => bail!("--group {g:?}: no such group"),
+            },
         };
         Ok((user, gid))
     }
@@ -53,24 +60,22 @@ impl Identity {
     /// cannot be regained. Then checks that the user can create databases in
     /// `data_dir` (SQLite), so a wrong owner is an error at start, not a
     /// refused client later.
-    pub fn assume(&self, data_dir: Option<&std::path::Path>) -> Result<()> {
+    pub fn assume(&self, data_dir: Option<&std::path::Path>) -> Result<(), RunError> {
         let (user, gid) = self.lookup()?;
-        setgroups(&[gid]).context("dropping supplementary groups (are we root?)")?;
-        setgid(gid).with_context(|| format!("switching to group id {gid}"))?;
-        setuid(user.uid).with_context(|| format!("switching to user {:?}", self.user))?;
+        setgroups(&[gid]).map_err(os("dropping supplementary groups (are we root?)"))?;
+        setgid(gid).map_err(os(format!("switching to group id {gid}")))?;
+        setuid(user.uid).map_err(os(format!("switching to user {:?}", self.user)))?;
         if nix::unistd::geteuid() != user.uid || nix::unistd::getegid() != gid {
             bail!("the process still runs as another user after dropping privileges");
         }
         if let Some(dir) = data_dir {
             use nix::unistd::{access, AccessFlags};
-            access(dir, AccessFlags::W_OK | AccessFlags::X_OK).with_context(|| {
-                format!(
-                    "user {:?} cannot create files in the data directory {} \
-                     (chown it to that user, or choose another --data-dir)",
-                    self.user,
-                    dir.display()
-                )
-            })?;
+            access(dir, AccessFlags::W_OK | AccessFlags::X_OK).map_err(os(format!(
+                "user {:?} cannot create files in the data directory {} \
+                 (chown it to that user, or choose another --data-dir)",
+                self.user,
+                dir.display()
+            )))?;
         }
         tracing::info!(user = %self.user, uid = %user.uid, gid = %gid, "dropped privileges");
         Ok(())

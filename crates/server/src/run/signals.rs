@@ -2,8 +2,17 @@
 //! with a token file or feedback rules, SIGHUP re-reads them (otherwise
 //! SIGHUP keeps its default action, as in the reference).
 
-use ::server::Server;
-use anyhow::{Context, Result};
+use super::RunError;
+use crate::Server;
+
+/// Wraps a failed handler installation.
+#[cfg(unix)]
+fn io(context: &str) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        context: context.to_owned(),
+        source,
+    }
+}
 
 /// Signal handlers, installed before the server starts so that no signal
 /// sent once it listens can hit the default action.
@@ -21,16 +30,18 @@ pub struct Signals {
 
 impl Signals {
     /// Installs the handlers (inside the runtime).
-    pub fn install(reload: bool) -> Result<Signals> {
+    pub fn install(reload: bool) -> Result<Signals, RunError> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            let term = signal(SignalKind::terminate()).context("installing SIGTERM handler")?;
+            let term = signal(SignalKind::terminate()).map_err(io("installing SIGTERM handler"))?;
             let hup = match reload {
-                true => Some(signal(SignalKind::hangup()).context("installing SIGHUP handler")?),
+                true => {
+                    Some(signal(SignalKind::hangup()).map_err(io("installing SIGHUP handler"))?)
+                }
                 false => None,
             };
-            let int = signal(SignalKind::interrupt()).context("installing SIGINT handler")?;
+            let int = signal(SignalKind::interrupt()).map_err(io("installing SIGINT handler"))?;
             Ok(Signals { term, int, hup })
         }
         #[cfg(not(unix))]
@@ -42,7 +53,11 @@ impl Signals {
 
     /// Waits for SIGTERM or SIGINT, re-reading the token file and the
     /// feedback rules (`rules`) on SIGHUP.
-    pub async fn wait(&mut self, server: &Server, rules: Option<&std::path::Path>) -> Result<()> {
+    pub async fn wait(
+        &mut self,
+        server: &Server,
+        rules: Option<&std::path::Path>,
+    ) -> Result<(), RunError> {
         #[cfg(unix)]
         loop {
             let hup = &mut self.hup;
@@ -60,7 +75,12 @@ impl Signals {
         #[cfg(not(unix))]
         {
             let _ = (server, rules);
-            tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")
+            tokio::signal::ctrl_c()
+                .await
+                .map_err(|source| RunError::Io {
+                    context: "waiting for Ctrl-C".into(),
+                    source,
+                })
         }
     }
 }
@@ -68,7 +88,7 @@ impl Signals {
 /// Re-reads the feedback rules; a file that no longer parses leaves the
 /// rules in force.
 fn reload_rules(server: &Server, path: &std::path::Path) {
-    match ::server::feedback::rules::load(path) {
+    match crate::feedback::rules::load(path) {
         Ok(rules) => {
             tracing::info!(rules = rules.len(), file = %path.display(), "feedback rules reloaded");
             server.feedback().set_rules(rules);

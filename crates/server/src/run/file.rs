@@ -1,4 +1,5 @@
-//! The server's configuration file: `key = value` lines.
+//! The server's configuration file (`streamgauge server --config`):
+//! `key = value` lines.
 //!
 //! Keys are the long option names (`listen`, `bind`, `data-dir`, `backend`,
 //! `event-hook`, `timeout`, `logfile`, `debug-level`, `pg-host`, `pg-port`,
@@ -13,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Result};
+use super::RunError;
 
 /// Keys a file may set.
 pub const KEYS: [&str; 40] = [
@@ -68,7 +69,7 @@ pub struct FileConfig {
 
 impl FileConfig {
     /// Parses the file's text (no I/O); `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<FileConfig> {
+    pub fn parse(text: &str, origin: &str) -> Result<FileConfig, RunError> {
         let mut cfg = FileConfig::default();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
