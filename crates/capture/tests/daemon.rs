@@ -83,10 +83,16 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
     cfg.collect = Some(srv_addr.to_string());
     cfg.policy.max_snaplen = Some(65535);
     let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
-    let url = daemon.local_addr().to_string();
-    let t1 = CtlClient::new(&url, Some("tok1".into()));
-    let t2 = CtlClient::new(&url, Some("tok2".into()));
-    let admin = CtlClient::new(&url, Some("admin".into()));
+    // Over HTTPS, the daemon's self-signed certificate pinned.
+    let url = daemon.url();
+    assert!(url.starts_with("https://"), "{url}");
+    let pin = httpkit::tls::ClientTls::pinned(daemon.fingerprint().expect("TLS by default"));
+    let client = |tok: Option<&str>| {
+        CtlClient::new(&url, tok.map(str::to_owned)).with_tls(Some(pin.clone()))
+    };
+    let t1 = client(Some("tok1"));
+    let t2 = client(Some("tok2"));
+    let admin = client(Some("admin"));
 
     // Capabilities list both interfaces and the policy.
     let caps: Value = serde_json::from_str(&t1.get("/api/v1/capabilities").unwrap()).unwrap();
@@ -170,10 +176,7 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
     assert_eq!(mine[0]["id"], "s1");
     let all: Value = serde_json::from_str(&admin.get("/api/v1/sessions").unwrap()).unwrap();
     assert_eq!(all.as_array().unwrap().len(), 2);
-    assert_eq!(
-        http_status(CtlClient::new(&url, None).get("/api/v1/sessions")),
-        401
-    );
+    assert_eq!(http_status(client(None).get("/api/v1/sessions")), 401);
     let m = t1.get("/metrics").unwrap();
     assert!(
         m.contains("capture_session_stored_total{session=\"s1\""),

@@ -27,15 +27,19 @@ fn closed_files_reach_the_archive_target() {
         r#"interfaces = ["lo"]
 data_dir = "{data}"
 listen = "127.0.0.1:0"
+plain_http = true
 
 {archive}"#,
         data = dir.path().join("data").display(),
         archive = sshd.daemon_archive_toml(&dir.path().join("state")),
     );
     let cfg = DaemonConfig::from_toml(&toml).unwrap();
+    let token_file = cfg.effective_token_file();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
-    let c = CtlClient::new(&daemon.local_addr().to_string(), None);
+    // The token file the daemon created on its first start.
+    let token = httpkit::token_init::own_token(&token_file).unwrap();
+    let c = CtlClient::new(&daemon.local_addr().to_string(), token);
 
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = sink.local_addr().unwrap().port();

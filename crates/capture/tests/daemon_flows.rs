@@ -52,6 +52,7 @@ fn flows_stream_and_ipfix_files_archived() {
         r#"interfaces = ["va"]
 data_dir = "{data}"
 listen = "127.0.0.1:0"
+plain_http = true
 netns = "{a}"
 collect = "{collect}"
 [keys]
@@ -62,10 +63,11 @@ site = "{key}"
         key = key.display(),
         archive = sshd.daemon_archive_toml(&dir.path().join("state")),
     );
-    let daemon = rt
-        .block_on(Daemon::start(DaemonConfig::from_toml(&toml).unwrap()))
-        .unwrap();
-    let c = CtlClient::new(&daemon.local_addr().to_string(), None);
+    let cfg = DaemonConfig::from_toml(&toml).unwrap();
+    let token_file = cfg.effective_token_file();
+    let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
+    let token = httpkit::token_init::own_token(&token_file).unwrap();
+    let c = CtlClient::new(&daemon.local_addr().to_string(), token);
     let body = r#"{"name":"fl","interface":"va","filter":"udp portrange 7000-7010",
         "anonymization":{"key":"site","fields":"both"},
         "outputs":[{"type":"pcap"},

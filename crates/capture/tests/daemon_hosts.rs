@@ -12,7 +12,13 @@ fn rebinding_pages_cannot_drive_the_daemon() {
     let mut cfg = DaemonConfig::new(&["lo"], dir.path().join("data"));
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     cfg.allowed_hosts = vec!["capture1.testbed".into()];
+    cfg.plain_http = true;
+    let token_file = cfg.effective_token_file();
     let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
+    let token = httpkit::token_init::own_token(&token_file)
+        .unwrap()
+        .unwrap();
+    let bearer = format!("Bearer {token}");
     let addr = daemon.local_addr();
     let session = r#"{"id":"s1","experiment":"lab","interface":"lo","outputs":[]}"#;
     httpkit::probe::assert_host_checks(
@@ -27,7 +33,7 @@ fn rebinding_pages_cannot_drive_the_daemon() {
         addr,
         "GET",
         "/api/v1/sessions",
-        &[("Host", "localhost")],
+        &[("Host", "localhost"), ("Authorization", bearer.as_str())],
         "",
     )
     .unwrap();

@@ -43,6 +43,7 @@ fn sessions_256_concurrent_and_isolated() {
     let mut cfg = DaemonConfig::new(&["va"], dir.path().join("data"));
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     cfg.token_file = Some(tokens);
+    cfg.plain_http = true;
     cfg.netns = Some(a.clone());
     cfg.max_sessions = N;
     let rt = tokio::runtime::Runtime::new().unwrap();

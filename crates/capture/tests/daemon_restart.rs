@@ -142,6 +142,7 @@ fn sigkill_then_restart_recovers_sessions_files_and_archive() {
             r#"interfaces = ["va"]
 data_dir = "{data}"
 listen = "127.0.0.1:0"
+plain_http = true
 netns = "{a}"
 {archive}"#,
             data = data.display(),
@@ -151,7 +152,23 @@ netns = "{a}"
     .unwrap();
 
     let d1 = DaemonProc::start(&config);
-    let c = CtlClient::new(&d1.addr, None);
+    // The daemon created its token file in the data directory.
+    let token_file = data.join(".control/tokens");
+    let token = httpkit::token_init::own_token(&token_file).unwrap();
+    assert!(token.is_some(), "a control token was created");
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        CtlClient::new(&d1.addr, None)
+            .get("/api/v1/sessions")
+            .err()
+            .map(|e| e.to_string().contains("401")),
+        Some(true),
+        "requests without the token are refused"
+    );
+    let c = CtlClient::new(&d1.addr, token.clone());
     c.post(
         "/api/v1/sessions?experiment=lab1&archive=lab",
         r#"{"name":"r1","interface":"va","filter":"udp dst port 7100",
@@ -202,7 +219,12 @@ netns = "{a}"
 
     // Restart: the session is back, running, its open file repaired.
     let d2 = DaemonProc::start(&config);
-    let c = CtlClient::new(&d2.addr, None);
+    assert_eq!(
+        httpkit::token_init::own_token(&token_file).unwrap(),
+        token,
+        "a restart keeps the token file"
+    );
+    let c = CtlClient::new(&d2.addr, token);
     let list = get(&c, "/api/v1/sessions");
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list[0]["id"], "r1");
@@ -301,7 +323,7 @@ fn sighup_rereads_the_token_file() {
     std::fs::write(
         &config,
         format!(
-            "interfaces = [\"lo\"]\ndata_dir = \"{}\"\nlisten = \"127.0.0.1:0\"\ntoken_file = \"{}\"\n",
+            "interfaces = [\"lo\"]\ndata_dir = \"{}\"\nlisten = \"127.0.0.1:0\"\nplain_http = true\ntoken_file = \"{}\"\n",
             dir.path().join("data").display(),
             tokens.display()
         ),

@@ -54,13 +54,10 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client for `base` (`http://127.0.0.1:9000` or `127.0.0.1:9000`).
+    /// A client for `base` (`http://127.0.0.1:9000` or `127.0.0.1:9000`;
+    /// `https://…` needs [`Client::with_tls`]).
     pub fn new(base: &str, what: &str, hint: &str) -> Client {
-        let agent: Agent = Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(30)))
-            .build()
-            .into();
+        let agent = agent(None);
         let base = if base.contains("://") {
             base.trim_end_matches('/').to_owned()
         } else {
@@ -73,6 +70,18 @@ impl Client {
             what: what.to_owned(),
             hint: hint.to_owned(),
         }
+    }
+
+    /// Verifies `https` servers with `tls` (a pinned fingerprint or a CA
+    /// file, [`crate::tls::ClientTls`]).
+    pub fn with_tls(mut self, tls: Option<crate::tls::ClientTls>) -> Client {
+        self.agent = agent(tls);
+        self
+    }
+
+    /// The base URL requests go to.
+    pub fn base(&self) -> &str {
+        &self.base
     }
 
     /// Sends this bearer token with every request.
@@ -170,6 +179,19 @@ impl Client {
             message: field("message").unwrap_or_else(|| text(body).trim().to_owned()),
         })
     }
+}
+
+/// The shared connection state: plain TCP, with TLS for `https` when
+/// `tls` says how to verify the server.
+fn agent(tls: Option<crate::tls::ClientTls>) -> Agent {
+    use ureq::unversioned::resolver::DefaultResolver;
+    use ureq::unversioned::transport::{Connector as _, TcpConnector};
+    let config = Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build();
+    let connector = TcpConnector::default().chain(crate::client_tls::TlsConnector(tls));
+    Agent::with_parts(config, connector, DefaultResolver::default())
 }
 
 fn text(bytes: Vec<u8>) -> String {

@@ -22,7 +22,12 @@
 //!   connection cap ([`Budget`]), so slow clients cannot exhaust the
 //!   process's descriptors;
 //! - secret files (token files and every other credential or key a
-//!   component loads) must be owner-only ([`secret`]);
+//!   component loads) must be owner-only ([`secret`]); components that
+//!   run as root create their token file on first start rather than run
+//!   open ([`token_init`]);
+//! - control APIs are served over TLS ([`serve_tls`], [`tls`]: PEM
+//!   loading, a self-signed certificate on first start, fingerprint
+//!   pinning and CA files for clients);
 //! - with the `client` feature, command-line tools talk to those endpoints
 //!   through [`client::Client`], which turns the JSON errors back into
 //!   readable messages.
@@ -48,6 +53,8 @@ pub mod auth;
 pub mod budget;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+mod client_tls;
 mod config;
 mod error;
 pub mod guard;
@@ -55,6 +62,8 @@ pub mod hosts;
 pub mod probe;
 pub mod secret;
 mod serve;
+pub mod tls;
+pub mod token_init;
 pub mod tokens;
 
 pub use auth::{Access, Authenticator, Caller, DomainPattern, Grants};
@@ -62,4 +71,4 @@ pub use budget::{raise_fd_limit, Budget, Gate};
 pub use config::HttpConfig;
 pub use error::{ApiError, ApiResult};
 pub use hosts::AllowedHosts;
-pub use serve::{looks_like_http, serve, serve_connection, serve_io, serve_with};
+pub use serve::{looks_like_http, serve, serve_connection, serve_io, serve_tls, serve_with};

@@ -10,6 +10,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::budget::{Budget, Gate, Watched};
+use crate::tls::ServerTls;
 
 /// Serves `app` (already wrapped by [`crate::HttpConfig::apply`]) on
 /// `listener` with the default [`Budget`] until `shutdown` completes.
@@ -29,6 +30,31 @@ pub async fn serve_with(
     listener: TcpListener,
     app: Router,
     budget: Budget,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    accept_loop(listener, app, budget, None, shutdown).await
+}
+
+/// Serves `app` over TLS on `listener` within `budget` until `shutdown`
+/// completes, as [`serve_with`] does in clear: the same connection cap
+/// (a connection holds its slot from accept, through its handshake, to
+/// close), the same timeouts, the same graceful stop. A handshake must
+/// complete within the certificate's handshake timeout.
+pub async fn serve_tls(
+    listener: TcpListener,
+    app: Router,
+    budget: Budget,
+    tls: ServerTls,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    accept_loop(listener, app, budget, Some(tls), shutdown).await
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    budget: Budget,
+    tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let gate = Gate::new(budget.max_connections);
@@ -64,10 +90,22 @@ pub async fn serve_with(
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let stop = stop_rx.clone();
+        let tls = tls.clone();
         tasks.spawn(async move {
             let _permit = permit;
             let app = app.layer(axum::Extension(ConnectInfo(peer)));
-            if let Err(e) = serve_io(stream, app, budget, Some(stop)).await {
+            let served = match tls {
+                None => serve_io(stream, app, budget, Some(stop)).await,
+                Some(tls) => {
+                    let limit = tls.handshake_timeout;
+                    match tokio::time::timeout(limit, tls.acceptor.accept(stream)).await {
+                        Ok(Ok(s)) => serve_io(s, app, budget, Some(stop)).await,
+                        Ok(Err(e)) => Err(format!("TLS handshake failed: {e}")),
+                        Err(_) => Err(format!("TLS handshake not done within {limit:?}")),
+                    }
+                }
+            };
+            if let Err(e) = served {
                 tracing::debug!(client = %peer, error = %e, "HTTP connection ended");
             }
         });

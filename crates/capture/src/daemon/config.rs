@@ -5,8 +5,11 @@
 //! ```toml
 //! interfaces = ["eth1"]                 # the only interfaces sessions may use
 //! data_dir = "/var/lib/streamgauge/capture"
-//! listen = "127.0.0.1:7300"             # control API
-//! token_file = "/etc/streamgauge/capture.tokens"
+//! listen = "127.0.0.1:7300"             # control API (HTTPS)
+//! token_file = "/etc/streamgauge/capture.tokens" # default: data_dir/.control/tokens, created on first start
+//! tls_cert = "/etc/streamgauge/capture.crt"  # default: a self-signed one in data_dir/.control/tls/
+//! tls_key = "/etc/streamgauge/capture.key"
+//! # plain_http = true                  # loopback `listen` only: no TLS
 //! collect = "collector.example.org:3003" # counters as measurement streams
 //! # netns = "tap"                       # open packet sockets in this network namespace
 //!
@@ -52,9 +55,23 @@ pub struct DaemonConfig {
     #[serde(default = "default_listen")]
     pub listen: SocketAddr,
     /// Token file (`<experiment-or-glob> <token> [collect,read,control]`);
-    /// without it only loopback callers are served.
+    /// without it the daemon uses `data_dir/.control/tokens`, created on
+    /// first start with one `control` token: it runs as root and never
+    /// serves its control API without tokens.
     #[serde(default)]
     pub token_file: Option<PathBuf>,
+    /// PEM certificate chain of the control API; without it (and without
+    /// `plain_http`) a self-signed certificate is made on first start in
+    /// `data_dir/.control/tls/` and its fingerprint logged, for pinning.
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of `tls_cert` (owner-only).
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+    /// Serve the control API without TLS; allowed only on a loopback
+    /// `listen` address (tokens then cross no network).
+    #[serde(default)]
+    pub plain_http: bool,
     /// DNS names the control API answers to beyond loopback names and IP
     /// literals: any other `Host` gets 421, so a web page cannot drive the
     /// daemon (which runs as root) through DNS rebinding.
@@ -112,12 +129,23 @@ impl DaemonConfig {
             keys: BTreeMap::new(),
             listen: default_listen(),
             token_file: None,
+            tls_cert: None,
+            tls_key: None,
+            plain_http: false,
             allowed_hosts: Vec::new(),
             collect: None,
             netns: None,
             max_sessions: default_max_sessions(),
             archive: None,
         }
+    }
+
+    /// The token file in force: `token_file`, or the one the daemon
+    /// creates in its data directory.
+    pub fn effective_token_file(&self) -> PathBuf {
+        self.token_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join(".control").join("tokens"))
     }
 
     /// Checks values without I/O.
@@ -159,6 +187,27 @@ impl DaemonConfig {
                 reason: e.to_string(),
             })?;
         }
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => return bad("tls_key", "tls_cert needs tls_key".into()),
+            (None, Some(_)) => return bad("tls_cert", "tls_key needs tls_cert".into()),
+            (Some(_), Some(_)) if self.plain_http => {
+                return bad(
+                    "plain_http",
+                    "remove it to serve with tls_cert, or remove tls_cert and tls_key".into(),
+                )
+            }
+            _ => {}
+        }
+        if self.plain_http && !self.listen.ip().is_loopback() {
+            return bad(
+                "plain_http",
+                format!(
+                    "{} is not a loopback address: tokens would cross the network in clear; \
+                     drop plain_http (the daemon then serves HTTPS)",
+                    self.listen
+                ),
+            );
+        }
         if self.max_sessions == 0 {
             return bad("max_sessions", "must be >= 1".into());
         }
@@ -197,5 +246,14 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("HOST:PORT"), "{e}");
+        let base = "interfaces = [\"eth1\"]\ndata_dir = \"/tmp/x\"\n";
+        let e = DaemonConfig::from_toml(&format!(
+            "{base}listen = \"0.0.0.0:7300\"\nplain_http = true\n"
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("not a loopback address"), "{e}");
+        assert!(DaemonConfig::from_toml(&format!("{base}plain_http = true\n")).is_ok());
+        let e = DaemonConfig::from_toml(&format!("{base}tls_cert = \"/c\"\n")).unwrap_err();
+        assert!(e.to_string().contains("tls_key"), "{e}");
     }
 }

@@ -16,9 +16,18 @@ const HINT: &str =
 pub struct CtlClient(Client);
 
 impl CtlClient {
-    /// A client for `base` (`http://127.0.0.1:7300` or `127.0.0.1:7300`).
+    /// A client for `base` (`https://127.0.0.1:7300` with
+    /// [`CtlClient::with_tls`], `http://127.0.0.1:7300` for a
+    /// `plain_http` daemon). The token of a token file the daemon
+    /// created is [`httpkit::token_init::own_token`].
     pub fn new(base: &str, token: Option<String>) -> CtlClient {
         CtlClient(Client::new(base, "capture daemon", HINT).with_token(token))
+    }
+
+    /// Verifies an `https` daemon with `tls` (its pinned fingerprint, or
+    /// a CA file).
+    pub fn with_tls(self, tls: Option<httpkit::tls::ClientTls>) -> CtlClient {
+        CtlClient(self.0.with_tls(tls))
     }
 
     /// `GET path`: the body bytes of a 2xx answer.

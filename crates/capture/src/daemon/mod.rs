@@ -17,6 +17,11 @@
 //! (see [`recover`]); the token file is re-read on SIGHUP
 //! ([`Daemon::reload_tokens`], [`run_until_signal`]).
 //!
+//! The daemon runs as root, so its control API never runs open: without
+//! a `token_file` it creates one on first start, and it serves HTTPS (the
+//! operator's certificate, or a self-signed one made on first start whose
+//! fingerprint it logs) unless `plain_http` is set on a loopback address.
+//!
 //! Who may do what: a session belongs to an *experiment* (a domain name,
 //! given at creation, default the session name). A token may see and
 //! control a session when the token file grants it `read` on that
@@ -28,6 +33,7 @@ mod api;
 pub mod archive;
 pub mod bench;
 pub mod config;
+mod control;
 pub mod ctl;
 pub mod flowrow;
 mod metrics;
@@ -76,9 +82,12 @@ pub enum DaemonError {
         /// What failed.
         source: crate::cryptopan::KeyError,
     },
-    /// The token file could not be used.
+    /// The token file could not be loaded or created.
     #[error(transparent)]
-    Tokens(#[from] httpkit::tokens::TokenFileError),
+    Tokens(#[from] httpkit::token_init::TokenInitError),
+    /// The control API's certificate could not be loaded or made.
+    #[error("control API: {0}")]
+    Tls(#[from] httpkit::tls::TlsError),
     /// The archive uploader could not open its queue or targets.
     #[error("archive: {0}")]
     Archive(#[from] ::archive::OpenError),
@@ -162,7 +171,9 @@ pub struct Daemon {
     /// The control API task.
     api: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// The token file, re-read by [`Daemon::reload_tokens`].
-    tokens: Option<Arc<httpkit::tokens::TokenFile>>,
+    tokens: Arc<httpkit::tokens::TokenFile>,
+    /// The control API certificate's SHA-256 (`None`: `plain_http`).
+    fingerprint: Option<httpkit::tls::Fingerprint>,
 }
 
 impl Daemon {
@@ -180,15 +191,13 @@ impl Daemon {
             })?;
             keys.insert(name.clone(), k);
         }
-        let tokens = match &config.token_file {
-            Some(p) => Some(Arc::new(httpkit::tokens::TokenFile::load(p)?)),
-            None => None,
-        };
-        let authenticator = tokens.clone().map(|t| t as Arc<dyn httpkit::Authenticator>);
         std::fs::create_dir_all(&config.data_dir).map_err(|source| DaemonError::Io {
             what: format!("data directory {}", config.data_dir.display()),
             source,
         })?;
+        let tokens = Arc::new(control::tokens(&config)?);
+        let tls = control::tls(&config)?;
+        let authenticator = Some(Arc::clone(&tokens) as Arc<dyn httpkit::Authenticator>);
         let store = persist::Store::open(&config.data_dir).map_err(|source| DaemonError::Io {
             what: format!("session store in {}", config.data_dir.display()),
             source,
@@ -255,27 +264,46 @@ impl Daemon {
         }
         let app = http.apply(router(Arc::clone(&shared)));
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let api = tokio::spawn(httpkit::serve(listener, app, async {
+        let stop = async {
             let _ = rx.await;
-        }));
-        tracing::info!(%addr, "capture daemon control API listening");
+        };
+        let budget = httpkit::Budget::default();
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let api = match tls.clone() {
+            Some(t) => tokio::spawn(httpkit::serve_tls(listener, app, budget, t, stop)),
+            None => tokio::spawn(httpkit::serve_with(listener, app, budget, stop)),
+        };
+        tracing::info!(%addr, scheme, "capture daemon control API listening");
         Ok(Daemon {
             shared,
             addr,
             stop_api: Some(tx),
             api: Some(api),
             tokens,
+            fingerprint: tls.map(|t| t.fingerprint),
         })
     }
 
     /// Re-reads the token file (SIGHUP): new tokens apply to the next
     /// request. On error the tokens in force stay and the error is returned.
-    /// Without a token file, nothing to do.
     pub fn reload_tokens(&self) -> Result<(), httpkit::tokens::TokenFileError> {
-        match &self.tokens {
-            Some(t) => t.reload(),
-            None => Ok(()),
-        }
+        self.tokens.reload()
+    }
+
+    /// The SHA-256 of the control API's certificate (`None` with
+    /// `plain_http`), as clients pin it.
+    pub fn fingerprint(&self) -> Option<httpkit::tls::Fingerprint> {
+        self.fingerprint
+    }
+
+    /// `https://ADDR` (or `http://ADDR` with `plain_http`).
+    pub fn url(&self) -> String {
+        let scheme = if self.fingerprint.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The control API's address.
