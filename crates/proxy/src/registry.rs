@@ -9,15 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{watch, OwnedMutexGuard};
+use omsp::session::claim::Slot;
+use tokio::sync::watch;
 
 use crate::config::{FsyncPolicy, QuotaPolicy};
 use crate::journal::{Journal, JournalError, JournalOptions};
 use omsp::session::SessionRequest;
-
-/// How long a reconnecting client waits for its previous connection to
-/// hand over its journal.
-const TAKEOVER: Duration = Duration::from_secs(10);
 
 /// Where the forwarder of a journal stands (for `/status`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,9 +68,7 @@ pub struct Entry {
     /// forwarder and the client's ack task wake up.
     pub changed: watch::Sender<u64>,
     /// Held by the client connection that feeds the journal.
-    busy: Arc<tokio::sync::Mutex<()>>,
-    /// Bumped by each client connection that claims the journal.
-    generation: watch::Sender<u64>,
+    slot: Slot,
     /// The connected client, if any.
     pub client: Mutex<Option<SocketAddr>>,
     /// The forwarder's state.
@@ -98,24 +93,7 @@ struct Relay {
 pub const HELD_CONTROLS: usize = 64;
 
 /// Proof that a client connection feeds a journal.
-#[derive(Debug)]
-pub struct Claim {
-    /// Released when the connection ends.
-    _guard: OwnedMutexGuard<()>,
-    /// The journal's claim counter.
-    generation: watch::Receiver<u64>,
-    /// This connection's number.
-    mine: u64,
-}
-
-impl Claim {
-    /// Resolves when a newer connection of the same client session arrived.
-    pub async fn superseded(&self) {
-        let mut rx = self.generation.clone();
-        let mine = self.mine;
-        let _ = rx.wait_for(|g| *g != mine).await;
-    }
-}
+pub use omsp::session::claim::Claim;
 
 impl Entry {
     fn new(journal: Journal, proxy_id: &str) -> Entry {
@@ -125,8 +103,7 @@ impl Entry {
             domain: journal.parsed().domain.clone(),
             journal: Mutex::new(journal),
             changed: watch::Sender::new(0),
-            busy: Arc::default(),
-            generation: watch::Sender::new(0),
+            slot: Slot::default(),
             client: Mutex::new(None),
             upstream: Mutex::new(UpstreamState::Idle),
             controls: Mutex::new(Relay::default()),
@@ -194,20 +171,7 @@ impl Entry {
     /// Claims the journal for a client connection, asking an older one to
     /// let go first.
     pub async fn claim(&self) -> Result<Claim, String> {
-        let mut mine = 0;
-        self.generation.send_modify(|g| {
-            *g += 1;
-            mine = *g;
-        });
-        let generation = self.generation.subscribe();
-        let guard = tokio::time::timeout(TAKEOVER, Arc::clone(&self.busy).lock_owned())
-            .await
-            .map_err(|_| "the previous connection of this session did not finish in time")?;
-        Ok(Claim {
-            _guard: guard,
-            generation,
-            mine,
-        })
+        self.slot.claim().await.map_err(|e| e.to_string())
     }
 
     /// Runs a sync of this journal, fsync outside the lock.

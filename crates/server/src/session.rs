@@ -11,79 +11,30 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use omsp::session::Line;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{watch, OwnedMutexGuard};
+use tokio::sync::watch;
 
-/// How long a new connection of a session waits for the previous one to
-/// hand over its rows.
-const TAKEOVER: Duration = Duration::from_secs(10);
-
-/// One session's slot: held by its live connection.
-#[derive(Debug)]
-struct Slot {
-    /// Held for the lifetime of the connection that serves the session.
-    busy: Arc<tokio::sync::Mutex<()>>,
-    /// Bumped by every connection that claims the session; the holder
-    /// stops when it moves past its own number (no wake-up can be missed).
-    generation: watch::Sender<u64>,
-}
+pub use omsp::session::claim::Claim;
+use omsp::session::claim::Slot;
 
 /// Sessions being served, so that a reconnecting sender's new connection
 /// waits for its old one to hand over what it decoded.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    slots: Mutex<HashMap<(String, String), Slot>>,
-}
-
-/// Proof that this connection serves its session.
-#[derive(Debug)]
-pub struct Claim {
-    _guard: OwnedMutexGuard<()>,
-    /// The slot's generation counter.
-    generation: watch::Receiver<u64>,
-    /// This connection's number.
-    mine: u64,
-}
-
-impl Claim {
-    /// Resolves when a newer connection of the session has arrived.
-    pub async fn superseded(&self) {
-        let mut rx = self.generation.clone();
-        let mine = self.mine;
-        let _ = rx.wait_for(|g| *g != mine).await;
-    }
+    slots: Mutex<HashMap<(String, String), Arc<Slot>>>,
 }
 
 impl Sessions {
     /// Claims session `id` of `domain`, asking a connection that still holds
     /// it to finish first.
     pub async fn claim(&self, domain: &str, id: &str) -> Result<Claim, String> {
-        let (busy, generation, mine) = {
+        let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-            let slot = slots
-                .entry((domain.to_owned(), id.to_owned()))
-                .or_insert_with(|| Slot {
-                    busy: Arc::default(),
-                    generation: watch::Sender::new(0),
-                });
-            let mut mine = 0;
-            slot.generation.send_modify(|g| {
-                *g += 1;
-                mine = *g;
-            });
-            (Arc::clone(&slot.busy), slot.generation.subscribe(), mine)
+            Arc::clone(slots.entry((domain.to_owned(), id.to_owned())).or_default())
         };
-        let guard = tokio::time::timeout(TAKEOVER, busy.lock_owned())
-            .await
-            .map_err(|_| format!("session {id}: the previous connection did not finish in time"))?;
-        Ok(Claim {
-            _guard: guard,
-            generation,
-            mine,
-        })
+        slot.claim().await.map_err(|e| format!("session {id}: {e}"))
     }
 }
 

@@ -21,6 +21,8 @@
 //! assert_eq!(Line::parse("streamgauge-ack 50"), Ok(Line::Ack(50)));
 //! ```
 
+#[cfg(feature = "claim")]
+pub mod claim;
 mod line;
 mod offer;
 
