@@ -5,6 +5,7 @@ use capture::checksum::{finish, sum};
 use capture::output::FileFormat;
 use std::path::Path;
 
+pub mod daemon_proc;
 pub mod netns;
 
 /// True when `tool` is on PATH; otherwise a recorded skip (a failure
