@@ -66,10 +66,8 @@ pub fn columns(schema: &Schema) -> Vec<Column> {
         .collect()
 }
 
-/// An SQL identifier, double-quoted (embedded quotes doubled).
-pub fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+/// An SQL identifier, double-quoted (the store's one quoting rule).
+pub use store::sql::quote;
 
 fn is_unsigned64(kind: Kind) -> bool {
     matches!(kind, Kind::Field(OmlType::UInt64 | OmlType::Guid))
