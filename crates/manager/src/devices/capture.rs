@@ -43,10 +43,11 @@ pub fn create_session(
 }
 
 /// Creates the session, or finds it already there from a lost answer to
-/// an earlier attempt. A session of that name that belongs to another
-/// experiment (domain) is refused without saying anything about it: it
-/// is another tenant's, and acting on it would start or stop their
-/// capture.
+/// an earlier attempt: then it belongs to this experiment (domain) and
+/// was never started. Any other session of that name is refused without
+/// saying anything about it: it is another tenant's (or a deleted
+/// experiment's, whose domain and run id came again), and acting on it
+/// would start or stop their capture and show their files.
 pub fn create_or_find(
     ctl: &CtlClient,
     experiment: &str,
@@ -58,7 +59,9 @@ pub fn create_or_find(
         Err(DeviceError::Refused { status: 409, .. }) => {
             let name = session["name"].as_str().unwrap_or_default();
             let found = json(&ctl.get(&format!("/api/v1/sessions/{name}"))?)?;
-            if found["experiment"].as_str() == Some(experiment) {
+            let ours = found["experiment"].as_str() == Some(experiment)
+                && found["state"].as_str() == Some("created");
+            if ours {
                 Ok(())
             } else {
                 Err(DeviceError::Refused {
