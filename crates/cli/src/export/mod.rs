@@ -3,15 +3,13 @@
 //! readers and writers the HTTP query API uses too, so both give the same
 //! data.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
-use omsp::Schema;
-
-use query::export::{columns, ArrowWriter, ParquetWriter, Source, TextWriter, Timestamps};
+use query::export::job::{self, Job, Progress};
+use query::export::Source;
 
 pub const LONG_ABOUT: &str = "\
 Export measurement streams from an experiment's database to CSV, JSON lines,
@@ -49,17 +47,6 @@ pub enum Format {
     Arrow,
 }
 
-impl Format {
-    fn ext(self) -> &'static str {
-        match self {
-            Format::Csv => "csv",
-            Format::Jsonl => "jsonl",
-            Format::Parquet => "parquet",
-            Format::Arrow => "arrow",
-        }
-    }
-}
-
 /// Arguments of `streamgauge export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -89,168 +76,47 @@ pub struct ExportArgs {
 /// Runs the export.
 pub fn run(args: &ExportArgs) -> Result<bool> {
     let mut src = Source::open(&args.source).with_context(|| format!("opening {}", args.source))?;
-    let streams = src.streams()?;
     if args.list {
-        for s in &streams {
-            println!("{}\t{} rows\t{}", s.name, src.count(&s.name)?, fields(s));
+        for (name, rows, fields) in job::list(&mut src)? {
+            println!("{name}\t{rows} rows\t{fields}");
         }
         return Ok(true);
     }
-    let chosen: Vec<&Schema> = if args.all {
-        streams.iter().collect()
-    } else if args.tables.is_empty() {
-        bail!(
-            "name a stream with --table (or --all); this database has: {}",
-            names(&streams)
-        );
-    } else {
-        args.tables
-            .iter()
-            .map(|t| {
-                streams.iter().find(|s| &s.name == t).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "no stream table {t:?}; this database has: {}",
-                        names(&streams)
-                    )
-                })
-            })
-            .collect::<Result<_>>()?
+    let job = Job {
+        tables: args.tables.clone(),
+        all: args.all,
+        format: args.format.map(|f| match f {
+            Format::Csv => job::Format::Csv,
+            Format::Jsonl => job::Format::Jsonl,
+            Format::Parquet => job::Format::Parquet,
+            Format::Arrow => job::Format::Arrow,
+        }),
+        output: args.output.clone(),
+        raw_timestamps: args.raw_timestamps,
     };
-    let format = args.format.unwrap_or_else(|| {
-        match args
-            .output
-            .as_deref()
-            .and_then(Path::extension)
-            .and_then(|e| e.to_str())
-        {
-            Some("parquet") => Format::Parquet,
-            Some("arrow" | "arrows") => Format::Arrow,
-            Some("jsonl" | "json") => Format::Jsonl,
-            _ => Format::Csv,
-        }
-    });
-    let times = Timestamps::new(if args.raw_timestamps {
-        None
-    } else {
-        Some(src.start_time()?.context(
-            "the database has no start_time: use --raw-timestamps to export the seconds as stored",
-        )?)
-    });
-    let to_stdout =
-        args.output.as_deref().is_none() || args.output.as_deref() == Some(Path::new("-"));
-    if chosen.len() > 1 || args.all {
-        let Some(dir) = args.output.as_deref().filter(|_| !to_stdout) else {
-            bail!("several tables: give -o DIRECTORY to receive one file per table");
-        };
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        for s in chosen {
-            let path = dir.join(format!("{}.{}", s.name, format.ext()));
-            export_one(&mut src, s, format, times, Some(&path))?;
-        }
-    } else if to_stdout {
-        if format == Format::Parquet {
-            bail!("Parquet cannot go to standard output: give -o FILE.parquet");
-        }
-        if format == Format::Arrow {
-            bail!("Arrow cannot go to standard output: give -o FILE.arrow");
-        }
-        export_one(&mut src, chosen[0], format, times, None)?;
-    } else {
-        export_one(&mut src, chosen[0], format, times, args.output.as_deref())?;
-    }
+    job::run(&mut src, &job, &mut Bar(ProgressBar::hidden()))?;
     Ok(true)
 }
 
-fn names(streams: &[Schema]) -> String {
-    if streams.is_empty() {
-        return "no stream tables".into();
+/// A progress bar for tables of 100,000 rows or more.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn start(&mut self, table: &str, total: u64) {
+        self.0 = match total {
+            0..100_000 => ProgressBar::hidden(),
+            _ => crate::progress::bar(total, "{prefix} [{bar:30}] {pos}/{len} rows {eta}", table),
+        };
     }
-    streams
-        .iter()
-        .map(|s| s.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
-fn fields(s: &Schema) -> String {
-    s.fields
-        .iter()
-        .map(|f| format!("{}:{}", f.name, f.ty.name()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+    fn rows(&mut self, rows: u64) {
+        self.0.set_position(rows);
+    }
 
-/// Exports one table to `path` (or standard output).
-fn export_one(
-    src: &mut Source,
-    schema: &Schema,
-    format: Format,
-    times: Timestamps,
-    path: Option<&Path>,
-) -> Result<()> {
-    let total = src.count(&schema.name)?;
-    let bar = progress(total, &schema.name);
-    let cols = columns(schema);
-    let what = path.map_or_else(|| "standard output".to_owned(), |p| p.display().to_string());
-    let mut n = 0u64;
-    match format {
-        Format::Parquet => {
-            let path = path.context("Parquet needs an output file")?;
-            let file = std::fs::File::create(path).with_context(|| format!("creating {what}"))?;
-            let mut w = ParquetWriter::new(file, &cols, times)?;
-            src.rows(schema, |cells| {
-                n += 1;
-                if n.is_multiple_of(4096) {
-                    bar.set_position(n);
-                }
-                w.row(cells)
-            })?;
-            w.finish().with_context(|| format!("writing {what}"))?;
-        }
-        Format::Arrow => {
-            let path = path.context("Arrow needs an output file")?;
-            let file = std::io::BufWriter::new(
-                std::fs::File::create(path).with_context(|| format!("creating {what}"))?,
-            );
-            let mut w = ArrowWriter::new(file, &cols, times)?;
-            src.rows(schema, |cells| {
-                n += 1;
-                if n.is_multiple_of(4096) {
-                    bar.set_position(n);
-                }
-                w.row(cells)
-            })?;
-            w.finish().with_context(|| format!("writing {what}"))?;
-        }
-        Format::Csv | Format::Jsonl => {
-            let out: Box<dyn Write> = match path {
-                Some(p) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(p).with_context(|| format!("creating {what}"))?,
-                )),
-                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-            };
-            let mut w = TextWriter::new(out, &cols, times, format == Format::Jsonl)?;
-            src.rows(schema, |cells| {
-                n += 1;
-                if n.is_multiple_of(4096) {
-                    bar.set_position(n);
-                }
-                w.row(cells)
-            })
-            .with_context(|| format!("writing {what}"))?;
-            w.finish()?;
+    fn done(&mut self, table: &str, rows: u64, to: Option<&Path>) {
+        self.0.finish_and_clear();
+        if let Some(p) = to {
+            eprintln!("{table}: {rows} rows -> {}", p.display());
         }
     }
-    bar.finish_and_clear();
-    if path.is_some() {
-        eprintln!("{}: {n} rows -> {what}", schema.name);
-    }
-    Ok(())
-}
-
-fn progress(total: u64, name: &str) -> ProgressBar {
-    if total < 100_000 {
-        return ProgressBar::hidden();
-    }
-    crate::progress::bar(total, "{prefix} [{bar:30}] {pos}/{len} rows {eta}", name)
 }

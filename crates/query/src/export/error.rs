@@ -32,6 +32,16 @@ pub enum ExportError {
     /// The database is not an experiment database.
     #[error("reading _experiment_metadata (is this an experiment database?): {0}")]
     NotExperiment(Box<ExportError>),
+    /// An output file or directory could not be created or written.
+    #[error("{action} {}: {source}", path.display())]
+    File {
+        /// What was being done (`creating`).
+        action: &'static str,
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// The system error.
+        source: std::io::Error,
+    },
     /// The writer was handed something it cannot represent.
     #[error("{0}")]
     Invalid(String),

@@ -18,6 +18,7 @@
 mod arrow;
 mod cell;
 mod error;
+pub mod job;
 mod parquet;
 mod pgbin;
 pub(crate) mod pgcopy;
