@@ -13,6 +13,7 @@ use common::traffic::{udp_receiver, udp_send};
 use common::*;
 use inline::{AgentCounters, AgentInfo, Control, ControlConfig};
 use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
 
 const CONTROL: &str = "ctl-secret";
 const READER: &str = "read-secret";
@@ -118,7 +119,7 @@ fn settings_over_http_change_what_is_measured() {
     };
     let config = ControlConfig {
         token_file: Some(tokens),
-        public: false,
+        plain_http: true,
         ..ControlConfig::default()
     };
     let control = Control::start(
@@ -289,7 +290,7 @@ fn settings_over_http_change_what_is_measured() {
 }
 
 #[test]
-fn without_a_token_file_loopback_callers_may_do_everything() {
+fn without_a_token_file_the_agent_creates_one_and_serves_https() {
     if !require_root() {
         return;
     }
@@ -301,22 +302,49 @@ fn without_a_token_file_loopback_callers_may_do_everything() {
         netns: Some(net.dst.clone()),
         domain: Some("inline".into()),
     };
+    let state = tempfile::tempdir().unwrap();
+    let config = ControlConfig {
+        state_dir: Some(state.path().to_owned()),
+        ..ControlConfig::default()
+    };
     let control = Control::start(
         listener,
         &sink,
         info,
         Arc::new(AgentCounters::default()),
-        &ControlConfig::default(),
+        &config,
     )
     .unwrap();
-    let http = Http::new(control.local_addr());
-    let (s, caps) = http.get("/api/v1/capabilities", None);
-    assert_eq!(s, 200, "{caps}");
+    // First start: a token file only root can read, and a certificate.
+    let token_file = state.path().join("control.tokens");
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let token = httpkit::token_init::own_token(&token_file).unwrap();
+    let fingerprint = control.fingerprint().expect("HTTPS by default");
+    let url = control.url();
+    assert!(url.starts_with("https://"), "{url}");
+    let client = |token: Option<String>, pin| {
+        httpkit::client::Client::new(&url, "in-line agent", "")
+            .with_tls(Some(httpkit::tls::ClientTls::pinned(pin)))
+            .with_token(token)
+    };
+    let status = |r: Result<String, httpkit::client::ClientError>| match r {
+        Ok(_) => 200,
+        Err(httpkit::client::ClientError::Status { status, .. }) => status,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(
+        status(client(None, fingerprint).get("/api/v1/status")),
+        401,
+        "no request is served without the token"
+    );
+    let caps: Value = serde_json::from_str(
+        &client(token.clone(), fingerprint)
+            .get("/api/v1/capabilities")
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(caps["roles"], json!(["sink"]));
-    assert!(caps["streams"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("inline_inline_delay")));
     let used = |k: &str| {
         caps["keys"]
             .as_array()
@@ -327,15 +355,35 @@ fn without_a_token_file_loopback_callers_may_do_everything() {
             .clone()
     };
     assert_eq!((used("mode"), used("sample")), (json!(true), json!(false)));
-    let (s, v) = http.send(
-        "PATCH",
-        "/api/v1/settings",
-        None,
-        "application/json",
-        r#"{"enabled": false}"#,
+    let v: Value = serde_json::from_str(
+        &client(token.clone(), fingerprint)
+            .patch("/api/v1/settings", r#"{"enabled": false}"#)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["enabled"].as_str(), Some("false"), "{v}");
+    // Another certificate pinned: nothing is sent, and the error says why.
+    let other = httpkit::tls::Fingerprint::of(b"another certificate");
+    let e = client(token.clone(), other)
+        .get("/api/v1/status")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&fingerprint.to_string()) && e.contains("pinned"),
+        "{e}"
     );
-    assert_eq!((s, v["enabled"].as_str()), (200, Some("false")), "{v}");
-    let (_, st) = http.get("/api/v1/status", None);
-    assert_eq!(st["state"], "paused");
-    assert!(st["counters"]["ring_drops"].is_u64(), "{st}");
+    // Plain HTTP is refused beyond loopback.
+    let far = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let e = Control::start(
+        far,
+        &sink,
+        AgentInfo::default(),
+        Arc::new(AgentCounters::default()),
+        &ControlConfig {
+            plain_http: true,
+            ..config.clone()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("loopback only"), "{e}");
 }

@@ -202,12 +202,10 @@ impl Manager {
             Some((cert, key)) => {
                 config.secure_cookies = true;
                 Some(
-                    server::tls::Tls::load(&server::tls::TlsSettings::new(cert, key)).map_err(
-                        |e| StartError::Io {
-                            what: "TLS".into(),
-                            reason: e.to_string(),
-                        },
-                    )?,
+                    httpkit::tls::ServerTls::load(cert, key).map_err(|e| StartError::Io {
+                        what: "TLS".into(),
+                        reason: e.to_string(),
+                    })?,
                 )
             }
             None => None,
@@ -235,7 +233,13 @@ impl Manager {
         };
         let app_router = router(Arc::clone(&app));
         let task = match tls {
-            Some(tls) => tokio::spawn(crate::tls::serve(listener, app_router, tls, stop)),
+            Some(tls) => tokio::spawn(httpkit::serve_tls(
+                listener,
+                app_router,
+                httpkit::Budget::default(),
+                tls,
+                stop,
+            )),
             None => tokio::spawn(httpkit::serve(listener, app_router, stop)),
         };
         let monitor = crate::monitor::spawn(Arc::clone(&app));

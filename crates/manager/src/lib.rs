@@ -33,7 +33,6 @@ pub mod monitor;
 pub mod names;
 pub mod reservation;
 pub mod runs;
-pub mod tls;
 pub mod validate;
 
 pub use app::{App, Manager, StartError};

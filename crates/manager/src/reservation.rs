@@ -84,6 +84,15 @@ pub struct NodeDevice {
     /// Line of the manager's credentials file.
     #[serde(default)]
     pub credential_ref: Option<String>,
+    /// SHA-256 of its API's certificate (the manager pins it).
+    #[serde(default)]
+    pub tls_fingerprint: Option<String>,
+    /// CA file (on the manager's host) of its API's certificate.
+    #[serde(default)]
+    pub ca_file: Option<String>,
+    /// Accept plain HTTP to it beyond loopback.
+    #[serde(default)]
+    pub insecure: bool,
     /// Free text.
     #[serde(default)]
     pub description: String,
@@ -269,6 +278,14 @@ pub fn import(db: &Db, r: &Reservation, actor: &str) -> Result<ImportReport, Res
                         d.description.clone()
                     },
                     credential_ref: d.credential_ref.clone(),
+                    tls_fingerprint: d.tls_fingerprint.as_deref().map(|f| {
+                        match httpkit::tls::Fingerprint::parse(f) {
+                            Some(fp) => fp.to_string(),
+                            None => f.to_owned(),
+                        }
+                    }),
+                    ca_file: d.ca_file.clone(),
+                    insecure: d.insecure,
                     version: None,
                 };
                 let id = match devices::by_name(c, &d.name)? {
@@ -276,7 +293,10 @@ pub fn import(db: &Db, r: &Reservation, actor: &str) -> Result<ImportReport, Res
                         let same = old.hostname == d.hostname
                             && old.port == d.port
                             && old.kind == d.kind
-                            && old.credential_ref == d.credential_ref;
+                            && old.credential_ref == d.credential_ref
+                            && old.tls_fingerprint == input.tls_fingerprint
+                            && old.ca_file == input.ca_file
+                            && old.insecure == input.insecure;
                         if !same {
                             devices::update(c, old.id, old.version, &input)?;
                             report.devices_updated.push(d.name.clone());

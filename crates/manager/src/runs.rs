@@ -127,14 +127,14 @@ fn retrying<T>(
     backoff: Duration,
     mut f: impl FnMut() -> Result<T, DeviceError>,
 ) -> Result<T, DeviceError> {
-    let mut wait = backoff;
+    // Doubling without a cap: ATTEMPTS keeps it short.
+    let mut wait = omsp::backoff::Backoff::new(backoff, Duration::MAX);
     let mut attempt = 1;
     loop {
         match f() {
             Err(DeviceError::Unreachable(why)) if attempt < ATTEMPTS => {
                 tracing::info!(attempt, reason = %why, "device unreachable, retrying");
-                std::thread::sleep(wait);
-                wait *= 2;
+                std::thread::sleep(wait.next_wait());
                 attempt += 1;
             }
             Err(DeviceError::Unreachable(why)) => {
@@ -188,6 +188,7 @@ pub async fn act(
                     return outcome(rd.device, &rd.state, action, never, false);
                 }
                 let answer = blocking(move || {
+                    let client = client?;
                     retrying(backoff, || match action {
                         Action::Start => inline::start(&client, &settings),
                         other => inline::action(&client, other.as_str()),
@@ -212,6 +213,7 @@ pub async fn act(
             let (device, created0) = (rd.device, rd.created_on_device);
             let mut created = created0;
             let result = blocking(move || {
+                let ctl = ctl?;
                 let mut created = created0;
                 let answer = retrying(backoff, || {
                     if action == Action::Start && !created {
@@ -318,7 +320,7 @@ pub async fn status(app: &Arc<App>, run: &Run) -> ApiResult<(Run, Vec<Value>)> {
                 // The agent's counters; its state stays the run's (a run
                 // that stopped leaves the agent paused).
                 let client = crate::devices::client(&app2, &d);
-                return match blocking(move || inline::status(&client)).await {
+                return match blocking(move || inline::status(&client?)).await {
                     Ok(v) => {
                         let view = json!({"state": rd.state, "reason": rd.reason,
                                           "counters": inline::as_session(&v)[0]["counters"]});
@@ -329,7 +331,7 @@ pub async fn status(app: &Arc<App>, run: &Run) -> ApiResult<(Run, Vec<Value>)> {
             }
             let ctl = capture::ctl(&app2, &d);
             let session = rd.session.clone();
-            let r = blocking(move || capture::read(&ctl, &session, "status")).await;
+            let r = blocking(move || capture::read(&ctl?, &session, "status")).await;
             match r {
                 Ok(v) => (rd, Some(v), None),
                 Err(e) => (rd, None, Some(e.to_string())),

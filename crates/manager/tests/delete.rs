@@ -18,8 +18,12 @@ use serde_json::{json, Value};
 
 crate::on_both_backends!(deleting_an_experiment_stops_its_sessions);
 
+/// The daemons' control token, also the manager's credential `op`.
+const DAEMON_TOKEN: &str = "daemon-op";
+
 fn session_state(daemon: &str, session: &str) -> String {
-    let (s, v) = Api::new(daemon).get(&format!("/api/v1/sessions/{session}/status"));
+    let (s, v) =
+        Api::with_token(daemon, DAEMON_TOKEN).get(&format!("/api/v1/sessions/{session}/status"));
     assert_eq!(s, 200, "{v}");
     v["state"].as_str().unwrap().to_owned()
 }
@@ -30,9 +34,15 @@ fn deleting_an_experiment_stops_its_sessions(b: Backend) {
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("daemon.tokens");
+    httpkit::secret::write_private(&tokens, format!("* {DAEMON_TOKEN} read,control\n")).unwrap();
+    let creds = dir.path().join("credentials");
+    httpkit::secret::write_private(&creds, format!("op {DAEMON_TOKEN}\n")).unwrap();
     let daemon_config = |name: &str| {
         let mut c = DaemonConfig::new(&["lo"], dir.path().join(name));
         c.listen = "127.0.0.1:0".parse().unwrap();
+        c.token_file = Some(tokens.clone());
+        c.plain_http = true;
         c
     };
     let one = rt.block_on(Daemon::start(daemon_config("one"))).unwrap();
@@ -44,14 +54,14 @@ fn deleting_an_experiment_stops_its_sessions(b: Backend) {
         format!("http://{}", two.local_addr()),
     );
 
-    let t = start_on(b, |_| {});
+    let t = start_on(b, |c| c.credentials = Some(creds.clone()));
     let admin = Api::login(&t.base, "admin", ADMIN_PW);
     let mut taps = Vec::new();
     for (name, d) in [("tap1", &one), ("tap2", &two)] {
         let id = admin.ok(
             "/api/v1/devices",
             json!({"name": name, "kind": "capture", "hostname": "127.0.0.1",
-                   "port": d.local_addr().port()}),
+                   "port": d.local_addr().port(), "credential_ref": "op"}),
         )["id"]
             .as_i64()
             .unwrap();

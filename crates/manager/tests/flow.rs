@@ -167,6 +167,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     let mut dcfg = DaemonConfig::new(&["va"], &data);
     dcfg.listen = "127.0.0.1:0".parse().unwrap();
     dcfg.token_file = Some(dtokens);
+    dcfg.plain_http = true;
     dcfg.netns = Some(a.clone());
     dcfg.collect = Some(collect.to_string());
     dcfg.policy.max_snaplen = Some(1500);

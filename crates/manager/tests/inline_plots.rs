@@ -142,8 +142,15 @@ fn collector_client(addr: std::net::SocketAddr, domain: &str) -> client::Client 
     .unwrap()
 }
 
-/// An agent's control endpoint on loopback with a token file.
-fn control(agent: &Agent, dev: &str, ns: &str, token_file: &std::path::Path) -> Control {
+/// An agent's control endpoint on loopback with a token file, over HTTPS
+/// with the certificate it makes on first start in `state`.
+fn control(
+    agent: &Agent,
+    dev: &str,
+    ns: &str,
+    token_file: &std::path::Path,
+    state: &std::path::Path,
+) -> Control {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let info = AgentInfo {
         interface: dev.into(),
@@ -152,7 +159,7 @@ fn control(agent: &Agent, dev: &str, ns: &str, token_file: &std::path::Path) -> 
     };
     let config = ControlConfig {
         token_file: Some(token_file.to_owned()),
-        public: false,
+        state_dir: Some(state.to_owned()),
         ..ControlConfig::default()
     };
     Control::start(
@@ -247,8 +254,15 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     }
     let agent_tokens = dir.path().join("agent.tokens");
     httpkit::secret::write_private(&agent_tokens, "* agent-op read,control\n").unwrap();
-    let src_ctl = control(&source, "va", &net.src, &agent_tokens);
-    let sink_ctl = control(&sink, "vb", &net.dst, &agent_tokens);
+    let state = dir.path().join("agent-state");
+    let src_ctl = control(&source, "va", &net.src, &agent_tokens, &state);
+    let sink_ctl = control(&sink, "vb", &net.dst, &agent_tokens, &state);
+    // Both agents serve the certificate made in `state`; the manager pins it.
+    let pin = src_ctl.fingerprint().expect("HTTPS by default").to_string();
+    assert_eq!(
+        sink_ctl.fingerprint().map(|f| f.to_string()),
+        Some(pin.clone())
+    );
 
     let creds = dir.path().join("credentials");
     httpkit::secret::write_private(&creds, "agent agent-op\ncoll mgr-read\n").unwrap();
@@ -258,10 +272,11 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     });
     let admin = Api::login(&t.base, "admin", ADMIN_PW);
     let dev = |name: &str, kind: &str, port: u16, cred: &str| {
+        let fp = (kind == "inline").then(|| pin.clone());
         admin.ok(
             "/api/v1/devices",
             json!({"name": name, "kind": kind, "hostname": "127.0.0.1",
-                   "port": port, "credential_ref": cred}),
+                   "port": port, "credential_ref": cred, "tls_fingerprint": fp}),
         )["id"]
             .as_i64()
             .unwrap()
@@ -337,7 +352,10 @@ fn inline_agents_are_driven_and_their_streams_plotted() {
     assert_eq!(r["state"], "running", "{r}");
     assert_eq!(r["devices"][0]["state"], "running", "{r}");
     let settings: Value = serde_json::from_str(
-        &httpkit::client::Client::new(&format!("http://{}", src_ctl.local_addr()), "agent", "")
+        &httpkit::client::Client::new(&src_ctl.url(), "agent", "")
+            .with_tls(Some(httpkit::tls::ClientTls::pinned(
+                src_ctl.fingerprint().unwrap(),
+            )))
             .with_token(Some("agent-op".into()))
             .get("/api/v1/settings")
             .unwrap(),

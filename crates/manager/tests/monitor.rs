@@ -24,8 +24,17 @@ fn stopped_device_goes_down_with_an_alert_that_clears(b: Backend) {
     dcfg.listen = "127.0.0.1:0".parse().unwrap();
     let daemon = rt.block_on(Daemon::start(dcfg.clone())).unwrap();
     let addr = daemon.local_addr();
+    // Over HTTPS: the daemon's self-signed certificate pinned, its
+    // created token as the manager's credential `tap`.
+    let pin = daemon.fingerprint().expect("HTTPS by default").to_string();
+    let token = httpkit::token_init::own_token(&dcfg.effective_token_file())
+        .unwrap()
+        .unwrap();
+    let creds = dir.path().join("credentials");
+    httpkit::secret::write_private(&creds, format!("tap {token}\n")).unwrap();
 
     let t = start_on(b, |c| {
+        c.credentials = Some(creds.clone());
         c.monitor_interval = Duration::from_millis(300);
         c.monitor_collect = Some(collect.to_string());
         c.monitor_domain = "mgr_mon".into();
@@ -34,7 +43,8 @@ fn stopped_device_goes_down_with_an_alert_that_clears(b: Backend) {
     let id = admin.ok(
         "/api/v1/devices",
         json!({"name": "tap", "kind": "capture",
-        "hostname": "127.0.0.1", "port": addr.port()}),
+        "hostname": "127.0.0.1", "port": addr.port(), "credential_ref": "tap",
+        "tls_fingerprint": pin}),
     )["id"]
         .as_i64()
         .unwrap();

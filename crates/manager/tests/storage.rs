@@ -30,9 +30,20 @@ fn every_resource_round_trips(b: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let mut dcfg = DaemonConfig::new(&["lo"], dir.path().join("capture"));
     dcfg.listen = "127.0.0.1:0".parse().unwrap();
+    dcfg.plain_http = true;
+    let token_file = dcfg.effective_token_file();
     let daemon = rt.block_on(Daemon::start(dcfg)).unwrap();
+    // The token the daemon created on first start, as the manager's credential `tap`.
+    let token = httpkit::token_init::own_token(&token_file)
+        .unwrap()
+        .unwrap();
+    let creds = dir.path().join("credentials");
+    httpkit::secret::write_private(&creds, format!("tap {token}\n")).unwrap();
 
-    let t = start_on(b, |c| c.monitor_interval = Duration::from_millis(200));
+    let t = start_on(b, |c| {
+        c.monitor_interval = Duration::from_millis(200);
+        c.credentials = Some(creds.clone());
+    });
     let admin = Api::login(&t.base, "admin", ADMIN_PW);
 
     // Sites and devices; names are unique.
@@ -43,7 +54,7 @@ fn every_resource_round_trips(b: Backend) {
     let (s, v) = admin.post("/api/v1/sites", json!({"name": "lab"}));
     assert_eq!((s, code(&v)), (409, "conflict"), "{v}");
     let dev = json!({"name": "tap", "kind": "capture", "site": site["id"],
-        "hostname": "127.0.0.1", "port": daemon.local_addr().port()});
+        "hostname": "127.0.0.1", "port": daemon.local_addr().port(), "credential_ref": "tap"});
     let tap = admin.ok("/api/v1/devices", dev.clone())["id"]
         .as_i64()
         .unwrap();

@@ -69,12 +69,21 @@ pub struct RunArgs {
     /// Serve the HTTP control API (status, counters, settings; spec/inline-control.md) on ADDR:PORT, in the namespace the agent was started in.
     #[arg(long, value_name = "ADDR:PORT")]
     control: Option<std::net::SocketAddr>,
-    /// Token file of the control API (`<domain-or-glob> <token> [read,control]`, as the capture daemon's); without it only loopback callers are served. Re-read on SIGHUP.
+    /// Token file of the control API (`<domain-or-glob> <token> [read,control]`, as the capture daemon's); without it the agent uses STATE_DIR/control.tokens, created on first start with one control token. Re-read on SIGHUP.
     #[arg(long, value_name = "FILE", requires = "control")]
     control_token_file: Option<PathBuf>,
-    /// Without --control-token-file, let non-loopback callers read status and settings (never change them).
+    /// PEM certificate chain of the control API (with --control-tls-key); without it the agent serves HTTPS with a self-signed certificate made on first start in STATE_DIR/tls/ and prints its SHA-256 fingerprint.
+    #[arg(long, value_name = "FILE", requires_all = ["control", "control_tls_key"], conflicts_with = "control_plain_http")]
+    control_tls_cert: Option<PathBuf>,
+    /// PEM private key of --control-tls-cert (owner-only).
+    #[arg(long, value_name = "FILE", requires = "control_tls_cert")]
+    control_tls_key: Option<PathBuf>,
+    /// Serve the control API without TLS; refused unless --control is a loopback address.
     #[arg(long, requires = "control")]
-    control_public: bool,
+    control_plain_http: bool,
+    /// Where the agent keeps the control token file and certificate it creates.
+    #[arg(long, value_name = "DIR", default_value = inline::control::DEFAULT_STATE_DIR, requires = "control")]
+    control_state_dir: PathBuf,
     /// Also answer control requests addressed to this DNS name (repeatable); without it only loopback names and IP addresses are served, so web pages cannot reach the API through DNS rebinding.
     #[arg(long = "allow-host", value_name = "NAME", requires = "control")]
     allow_host: Vec<String>,
@@ -183,15 +192,27 @@ pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
             };
             let config = ControlConfig {
                 token_file: args.control_token_file.clone(),
-                public: args.control_public,
+                state_dir: Some(args.control_state_dir.clone()),
+                tls: args
+                    .control_tls_cert
+                    .clone()
+                    .zip(args.control_tls_key.clone()),
+                plain_http: args.control_plain_http,
                 allowed_hosts: args.allow_host.clone(),
             };
             let c = Control::start(l, &agent, info, counts, &config).context("--control")?;
-            eprintln!(
-                "streamgauge inline {}: control API on http://{}",
-                role_name(role),
-                c.local_addr()
-            );
+            match c.fingerprint() {
+                Some(f) => eprintln!(
+                    "streamgauge inline {}: control API on {} (certificate SHA-256 {f})",
+                    role_name(role),
+                    c.url()
+                ),
+                None => eprintln!(
+                    "streamgauge inline {}: control API on {}",
+                    role_name(role),
+                    c.url()
+                ),
+            }
             Some(c)
         }
         None => None,

@@ -3,10 +3,15 @@
 //! changed at run time, on the project's HTTP stack (`httpkit`), as the
 //! capture daemon's control API. Contract: `spec/inline-control.md`.
 //!
-//! Who may do what is httpkit's rule: with a token file (`--control-token-file`,
-//! the project's format, `httpkit::tokens`) every request needs a bearer
-//! token, and changes need the `control` scope; without one only loopback
-//! callers are served, unless `public` lets other callers read.
+//! Who may do what is httpkit's rule: every request needs a bearer token
+//! from the token file (`--control-token-file`, the project's format,
+//! `httpkit::tokens`), and changes need the `control` scope. The agent
+//! runs as root, so it never serves the endpoint open: without a token
+//! file it uses `STATE_DIR/control.tokens`, created on first start with
+//! one `control` token. The endpoint speaks HTTPS with the operator's
+//! certificate or one it makes on first start in `STATE_DIR/tls/` (its
+//! SHA-256 fingerprint is logged, for pinning), unless `plain_http` is
+//! set for a loopback address.
 //!
 //! The endpoint reads and writes the program's maps (the same ones `inline
 //! ctl` reaches through the interface), so a change applies from the next
@@ -17,6 +22,7 @@
 
 mod api;
 pub mod patch;
+mod protect;
 mod views;
 
 use std::net::SocketAddr;
@@ -33,14 +39,23 @@ use crate::maps::ProgramMaps;
 use crate::program::Role;
 use crate::settings::Settings;
 
-/// How the endpoint authenticates.
+/// Where the agent keeps the token file and certificate it creates.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/streamgauge/inline";
+
+/// How the endpoint authenticates and encrypts.
 #[derive(Debug, Clone, Default)]
 pub struct ControlConfig {
     /// Token file (`<domain-or-glob> <token> [read,control]`); `None`:
-    /// loopback callers only (and readers from anywhere when `public`).
+    /// `state_dir/control.tokens`, created on first start.
     pub token_file: Option<PathBuf>,
-    /// Without a token file, let non-loopback callers read (never change).
-    pub public: bool,
+    /// Where a created token file and certificate are kept (default
+    /// [`DEFAULT_STATE_DIR`]).
+    pub state_dir: Option<PathBuf>,
+    /// PEM certificate and key of the endpoint; `None`: a self-signed
+    /// certificate in `state_dir/tls/`, made on first start.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Serve without TLS (loopback listeners only).
+    pub plain_http: bool,
     /// DNS names the endpoint answers to beyond loopback names and IP
     /// literals (`--allow-host`); any other `Host` gets 421 (DNS rebinding).
     pub allowed_hosts: Vec<String>,
@@ -69,9 +84,18 @@ pub struct AgentCounters {
 /// Why the endpoint could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ControlError {
-    /// The token file could not be used.
+    /// The token file could not be loaded or created.
     #[error(transparent)]
-    Tokens(#[from] httpkit::tokens::TokenFileError),
+    Tokens(#[from] httpkit::token_init::TokenInitError),
+    /// The certificate could not be loaded or made.
+    #[error("control endpoint: {0}")]
+    Tls(#[from] httpkit::tls::TlsError),
+    /// `plain_http` on a listener other programs on the network reach.
+    #[error(
+        "control endpoint: plain HTTP is allowed on loopback only, not on {0}; \
+         drop --control-plain-http (the endpoint then serves HTTPS)"
+    )]
+    PlainNotLoopback(SocketAddr),
     /// The listener or the thread failed.
     #[error("control endpoint: {0}")]
     Io(#[from] std::io::Error),
@@ -161,7 +185,9 @@ pub struct Control {
     addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
-    tokens: Option<Arc<httpkit::tokens::TokenFile>>,
+    tokens: Arc<httpkit::tokens::TokenFile>,
+    /// SHA-256 of the certificate served (`None`: plain HTTP).
+    fingerprint: Option<httpkit::tls::Fingerprint>,
 }
 
 impl Control {
@@ -182,20 +208,22 @@ impl Control {
             agent: counters,
             started: Instant::now(),
         });
-        let tokens = match &config.token_file {
-            Some(p) => Some(Arc::new(httpkit::tokens::TokenFile::load(p)?)),
-            None => None,
-        };
+        let addr = listener.local_addr()?;
+        if config.plain_http && !addr.ip().is_loopback() {
+            return Err(ControlError::PlainNotLoopback(addr));
+        }
+        let tokens = Arc::new(protect::tokens(config)?);
+        let tls = protect::tls(config)?;
         let http = httpkit::HttpConfig {
             access: httpkit::Access {
-                authenticator: tokens.clone().map(|t| t as Arc<dyn httpkit::Authenticator>),
-                public: config.public,
+                authenticator: Some(Arc::clone(&tokens) as Arc<dyn httpkit::Authenticator>),
+                public: false,
             },
             allowed_hosts: httpkit::AllowedHosts::new(&config.allowed_hosts),
             ..httpkit::HttpConfig::default()
         };
         let app = http.apply(api::router(shared));
-        let addr = listener.local_addr()?;
+        let fingerprint = tls.as_ref().map(|t| t.fingerprint);
         listener.set_nonblocking(true)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -215,17 +243,23 @@ impl Control {
                     let shutdown = async {
                         let _ = rx.await;
                     };
-                    if let Err(e) = httpkit::serve(listener, app, shutdown).await {
+                    let budget = httpkit::Budget::default();
+                    let served = match tls {
+                        Some(t) => httpkit::serve_tls(listener, app, budget, t, shutdown).await,
+                        None => httpkit::serve_with(listener, app, budget, shutdown).await,
+                    };
+                    if let Err(e) = served {
                         tracing::error!(error = %e, "control endpoint stopped");
                     }
                 })
             })?;
-        tracing::info!(%addr, "in-line agent control API listening");
+        tracing::info!(%addr, tls = fingerprint.is_some(), "in-line agent control API listening");
         Ok(Control {
             addr,
             stop: Some(tx),
             thread: Some(thread),
             tokens,
+            fingerprint,
         })
     }
 
@@ -236,10 +270,22 @@ impl Control {
 
     /// Re-reads the token file (SIGHUP); on error the tokens in force stay.
     pub fn reload_tokens(&self) -> Result<(), httpkit::tokens::TokenFileError> {
-        match &self.tokens {
-            Some(t) => t.reload(),
-            None => Ok(()),
-        }
+        self.tokens.reload()
+    }
+
+    /// The SHA-256 of the certificate served (`None`: plain HTTP).
+    pub fn fingerprint(&self) -> Option<httpkit::tls::Fingerprint> {
+        self.fingerprint
+    }
+
+    /// `https://ADDR` (`http://ADDR` with `plain_http`).
+    pub fn url(&self) -> String {
+        let scheme = if self.fingerprint.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops serving (requests in flight finish).

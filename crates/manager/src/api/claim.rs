@@ -115,6 +115,7 @@ async fn collector_has(app: &App, d: &Device, domain: &str) -> ApiResult<bool> {
         )
     };
     let resp = collector::get(app, d, url)
+        .map_err(|e| super::data::refused_transport(&e))?
         .send()
         .await
         .map_err(|e| unknown(e.to_string()))?;

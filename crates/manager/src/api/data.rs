@@ -27,6 +27,12 @@ fn unreachable(what: &str, e: reqwest::Error) -> ApiError {
     )
 }
 
+/// 502 `device_transport`: nothing was sent (plain HTTP beyond loopback
+/// without `insecure`, or unusable TLS settings of the device).
+pub fn refused_transport(e: &crate::devices::DeviceError) -> ApiError {
+    ApiError::new(StatusCode::BAD_GATEWAY, "device_transport", e.to_string())
+}
+
 /// Relays an upstream answer: status, the headers that describe the
 /// body, and the body as a stream.
 fn relay(resp: reqwest::Response) -> Response {
@@ -74,7 +80,9 @@ pub async fn download(
         .with(|c| devices::get(c, device))?
         .ok_or_else(|| not_found("device", device))?;
     let url = capture::file_url(&d, &rd.session, &name);
-    let req = app.http.get(&url);
+    let req = crate::devices::transport::http(&app.http, &d)
+        .map_err(|e| refused_transport(&e))?
+        .get(&url);
     let req = match app.credentials.token(d.credential_ref.as_deref()) {
         Some(t) => req.bearer_auth(t),
         None => req,
@@ -120,6 +128,7 @@ pub async fn streams(State(app): State<Arc<App>>, me: Me, P(id): P<i64>) -> ApiR
     let d = collector_of(&app, &e)?;
     let url = upstream(&d, &e, &Resource::Streams, None)?;
     let resp = collector::get(&app, &d, url)
+        .map_err(|e| refused_transport(&e))?
         .send()
         .await
         .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
@@ -162,7 +171,7 @@ pub async fn query(
         .map_err(|err| ApiError::bad_request("bad_path", err.to_string()))?;
     let d = collector_of(&app, &e)?;
     let url = upstream(&d, &e, &resource, uri.query())?;
-    let mut req = collector::get(&app, &d, url);
+    let mut req = collector::get(&app, &d, url).map_err(|e| refused_transport(&e))?;
     for h in [
         header::ACCEPT,
         header::HeaderName::from_static("last-event-id"),

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
+use httpkit::tls::{ClientTls, Fingerprint};
 use httpkit::{ApiError, ApiResult};
-use serde::Deserialize;
-use utoipa::IntoParams;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::{invalid, not_found, scope, JsonBody, P, Q};
 use crate::app::App;
@@ -16,6 +17,7 @@ use crate::audit::record;
 use crate::auth::caller::Me;
 use crate::db::devices::{self, Device, DeviceInput, Site};
 use crate::db::monitor::{self, Alert, Snapshot};
+use crate::devices::transport;
 
 /// Every site.
 #[utoipa::path(get, path = "/api/v1/sites", responses((status = 200, body = [Site])))]
@@ -89,7 +91,8 @@ pub async fn one(State(app): State<Arc<App>>, me: Me, P(id): P<i64>) -> ApiResul
     Ok(Json(scope::device(&app, &me, d)?))
 }
 
-fn check(app: &App, d: &DeviceInput) -> ApiResult<()> {
+/// Checks the fields and writes the fingerprint in its one form (`AB:CD:…`).
+fn check(app: &App, d: &mut DeviceInput) -> ApiResult<()> {
     if d.name.trim().is_empty() || d.name.len() > 64 {
         return Err(invalid("name", "give a name of 1-64 characters"));
     }
@@ -107,7 +110,109 @@ fn check(app: &App, d: &DeviceInput) -> ApiResult<()> {
             ));
         }
     }
+    d.tls_fingerprint = d.tls_fingerprint.take().filter(|f| !f.trim().is_empty());
+    d.ca_file = d.ca_file.take().filter(|f| !f.trim().is_empty());
+    if d.tls_fingerprint.is_some() && d.ca_file.is_some() {
+        return Err(invalid(
+            "ca_file",
+            "give tls_fingerprint or ca_file, not both: a pinned certificate needs no CA",
+        ));
+    }
+    if let Some(f) = &d.tls_fingerprint {
+        let fp = Fingerprint::parse(f).ok_or_else(|| {
+            invalid(
+                "tls_fingerprint",
+                "a SHA-256 fingerprint: 64 hex digits, with or without ':' (as \
+                 POST /api/v1/devices/certificate and the device's start-up line show it)",
+            )
+        })?;
+        d.tls_fingerprint = Some(fp.to_string());
+    }
+    if let Some(ca) = &d.ca_file {
+        ClientTls::ca_file(std::path::Path::new(ca))
+            .map_err(|e| invalid("ca_file", e.to_string()))?;
+    }
+    if d.tls_fingerprint.is_none() && d.ca_file.is_none() {
+        if let Some(why) = transport::plain_refusal(&d.hostname, d.insecure) {
+            return Err(ApiError::bad_request("insecure_transport", why));
+        }
+    }
     Ok(())
+}
+
+/// Where to ask a device for its certificate.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateQuery {
+    /// Host name or address of its API.
+    pub hostname: String,
+    /// Port of its API.
+    pub port: u16,
+}
+
+/// The certificate a device presented.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PresentedCertificate {
+    /// As asked.
+    pub hostname: String,
+    /// As asked.
+    pub port: u16,
+    /// SHA-256 of the certificate, `AB:CD:…`: compare it with the line
+    /// the device printed at its first start, then send it as the
+    /// device's `tls_fingerprint`.
+    pub tls_fingerprint: String,
+    /// Devices that already pin this certificate.
+    pub pinned_by: Vec<String>,
+}
+
+/// Connects to a device's API and reports the certificate it presents,
+/// without sending any request or credential (admin). The manager trusts
+/// nothing by this: an admin confirms the fingerprint by saving it.
+#[utoipa::path(post, path = "/api/v1/devices/certificate", request_body = CertificateQuery,
+    responses((status = 200, body = PresentedCertificate), (status = 502, description = "device_unreachable: no TLS server answered")))]
+pub async fn certificate(
+    State(app): State<Arc<App>>,
+    me: Me,
+    JsonBody(q): JsonBody<CertificateQuery>,
+) -> ApiResult<Json<PresentedCertificate>> {
+    me.require_admin()?;
+    if q.hostname.trim().is_empty() || q.hostname.contains(['/', ' ', '?', '#', '@']) || q.port == 0
+    {
+        return Err(invalid(
+            "hostname",
+            "a host name or address and a port 1-65535",
+        ));
+    }
+    let (host, port) = (q.hostname.clone(), q.port);
+    let seen = tokio::task::spawn_blocking(move || {
+        httpkit::tls::presented_fingerprint(&host, port, std::time::Duration::from_secs(5))
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("certificate task: {e}")))?
+    .map_err(|why| {
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "device_unreachable",
+            format!(
+                "no TLS server at {}:{}: {why} (is the device serving HTTPS there?)",
+                q.hostname, q.port
+            ),
+        )
+    })?;
+    let fp = seen.to_string();
+    let pinned_by = app
+        .db
+        .with(devices::list)?
+        .into_iter()
+        .filter(|d| d.tls_fingerprint.as_deref() == Some(fp.as_str()))
+        .map(|d| d.name)
+        .collect();
+    Ok(Json(PresentedCertificate {
+        hostname: q.hostname,
+        port: q.port,
+        tls_fingerprint: fp,
+        pinned_by,
+    }))
 }
 
 /// Adds a device (admin).
@@ -115,10 +220,10 @@ fn check(app: &App, d: &DeviceInput) -> ApiResult<()> {
 pub async fn create(
     State(app): State<Arc<App>>,
     me: Me,
-    JsonBody(d): JsonBody<DeviceInput>,
+    JsonBody(mut d): JsonBody<DeviceInput>,
 ) -> ApiResult<(StatusCode, Json<Device>)> {
     me.require_admin()?;
-    check(&app, &d)?;
+    check(&app, &mut d)?;
     let id = app.db.with(|c| devices::create(c, &d))?;
     record(
         &app.db,
@@ -126,11 +231,12 @@ pub async fn create(
         "device.create",
         &format!("device/{id}"),
         &format!(
-            "{} ({} at {}:{})",
+            "{} ({} at {}:{}, {})",
             d.name,
             d.kind.as_str(),
             d.hostname,
-            d.port
+            d.port,
+            transport_summary(&d)
         ),
     );
     let dev = app
@@ -140,16 +246,26 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(dev)))
 }
 
+/// How the manager will reach the device, for the audit log.
+fn transport_summary(d: &DeviceInput) -> String {
+    match (&d.tls_fingerprint, &d.ca_file) {
+        (Some(f), _) => format!("https pinned {f}"),
+        (None, Some(ca)) => format!("https with CA file {ca}"),
+        _ if d.insecure => "plain http, insecure".into(),
+        _ => "plain http on loopback".into(),
+    }
+}
+
 /// Edits a device (admin); `version` must be the stored one.
 #[utoipa::path(put, path = "/api/v1/devices/{id}", request_body = DeviceInput, responses((status = 200, body = Device), (status = 409, description = "edit_conflict")))]
 pub async fn update(
     State(app): State<Arc<App>>,
     me: Me,
     P(id): P<i64>,
-    JsonBody(d): JsonBody<DeviceInput>,
+    JsonBody(mut d): JsonBody<DeviceInput>,
 ) -> ApiResult<Json<Device>> {
     me.require_admin()?;
-    check(&app, &d)?;
+    check(&app, &mut d)?;
     let current = app
         .db
         .with(|c| devices::get(c, id))?
@@ -165,7 +281,7 @@ pub async fn update(
         me.name(),
         "device.update",
         &format!("device/{id}"),
-        &d.name,
+        &format!("{} ({})", d.name, transport_summary(&d)),
     );
     let dev = app
         .db

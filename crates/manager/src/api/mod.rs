@@ -50,6 +50,7 @@ pub fn routes() -> Router<Arc<App>> {
         )
         .route("/api/v1/sites/{id}", delete(devices::delete_site))
         .route("/api/v1/devices", get(devices::list).post(devices::create))
+        .route("/api/v1/devices/certificate", post(devices::certificate))
         .route(
             "/api/v1/devices/{id}",
             get(devices::one)

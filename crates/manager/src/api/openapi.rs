@@ -37,6 +37,7 @@ use crate::db::users::{Role, User};
         super::devices::list,
         super::devices::one,
         super::devices::create,
+        super::devices::certificate,
         super::devices::update,
         super::devices::remove,
         super::devices::refresh,
@@ -71,6 +72,8 @@ use crate::db::users::{Role, User};
         super::admin::audit
     ),
     components(schemas(
+        super::devices::CertificateQuery,
+        super::devices::PresentedCertificate,
         User,
         Role,
         super::session::LoginRequest,

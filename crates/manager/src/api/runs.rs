@@ -228,7 +228,7 @@ async fn from_devices(
         }
         let ctl = capture::ctl(app, &d);
         let s = rd.session.clone();
-        let r = blocking(move || capture::read(&ctl, &s, what)).await;
+        let r = blocking(move || capture::read(&ctl?, &s, what)).await;
         out.push((rd.device, rd.session.clone(), r.map_err(|e| e.to_string())));
     }
     Ok(out)

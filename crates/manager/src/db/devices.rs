@@ -69,6 +69,15 @@ pub struct Device {
     pub description: String,
     /// Name of its line in the credentials file (never the secret).
     pub credential_ref: Option<String>,
+    /// SHA-256 of the certificate its API must present (`AB:CD:…`); with
+    /// it, or with `ca_file`, the manager speaks HTTPS to the device.
+    pub tls_fingerprint: Option<String>,
+    /// PEM file (on the manager's host) of the CA that issued the
+    /// device's certificate, checked with the device's host name.
+    pub ca_file: Option<String>,
+    /// Plain HTTP to a device beyond loopback is accepted: its token and
+    /// data cross the network in clear (the UI marks the device).
+    pub insecure: bool,
     /// What it answered last to a capabilities request.
     #[schema(value_type = Object)]
     pub capabilities: serde_json::Value,
@@ -81,12 +90,18 @@ pub struct Device {
 }
 
 impl Device {
-    /// `http://host:port` of its API.
+    /// Whether the manager speaks HTTPS to it (a fingerprint or CA file is set).
+    pub fn tls(&self) -> bool {
+        self.tls_fingerprint.is_some() || self.ca_file.is_some()
+    }
+
+    /// `https://host:port` (or `http://…` without TLS settings) of its API.
     pub fn base_url(&self) -> String {
+        let scheme = if self.tls() { "https" } else { "http" };
         if self.hostname.contains(':') && !self.hostname.starts_with('[') {
-            format!("http://[{}]:{}", self.hostname, self.port)
+            format!("{scheme}://[{}]:{}", self.hostname, self.port)
         } else {
-            format!("http://{}:{}", self.hostname, self.port)
+            format!("{scheme}://{}:{}", self.hostname, self.port)
         }
     }
 }
@@ -112,13 +127,26 @@ pub struct DeviceInput {
     /// Line of the credentials file to use.
     #[serde(default)]
     pub credential_ref: Option<String>,
+    /// SHA-256 of the device's certificate, as `POST
+    /// /api/v1/devices/certificate` reported it and the admin checked it
+    /// against what the device printed (`AB:CD:…`, hex with or without
+    /// colons, or `sha256:` and hex).
+    #[serde(default)]
+    pub tls_fingerprint: Option<String>,
+    /// PEM file on the manager's host with the CA of the device's certificate.
+    #[serde(default)]
+    pub ca_file: Option<String>,
+    /// Accept plain HTTP to a device that is not on loopback.
+    #[serde(default)]
+    pub insecure: bool,
     /// For PUT: the version being edited (409 when stale).
     #[serde(default)]
     pub version: Option<i64>,
 }
 
 const COLS: &str = "id, name, kind, site, hostname, port, description, credential_ref, \
-                    capabilities, status, last_seen_unix_s, version";
+                    capabilities, status, last_seen_unix_s, version, tls_fingerprint, ca_file, \
+                    insecure";
 
 fn device(r: &Row) -> Result<Device> {
     Ok(Device {
@@ -134,6 +162,9 @@ fn device(r: &Row) -> Result<Device> {
         status: r.get(9)?,
         last_seen_unix_s: r.get(10)?,
         version: r.get(11)?,
+        tls_fingerprint: r.get(12)?,
+        ca_file: r.get(13)?,
+        insecure: r.get(14)?,
     })
 }
 
@@ -167,8 +198,9 @@ pub fn by_name(c: &Conn<'_>, name: &str) -> Result<Option<Device>> {
 /// Adds a device (status `unknown` until polled).
 pub fn create(c: &Conn<'_>, d: &DeviceInput) -> Result<i64> {
     c.insert(
-        "INSERT INTO devices (name, kind, site, hostname, port, description, credential_ref)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+        "INSERT INTO devices (name, kind, site, hostname, port, description, credential_ref,
+             tls_fingerprint, ca_file, insecure)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
         (
             &d.name,
             d.kind.as_str(),
@@ -177,6 +209,9 @@ pub fn create(c: &Conn<'_>, d: &DeviceInput) -> Result<i64> {
             d.port,
             &d.description,
             &d.credential_ref,
+            &d.tls_fingerprint,
+            &d.ca_file,
+            d.insecure,
         ),
     )
 }
@@ -186,7 +221,8 @@ pub fn create(c: &Conn<'_>, d: &DeviceInput) -> Result<i64> {
 pub fn update(c: &Conn<'_>, id: i64, version: i64, d: &DeviceInput) -> Result<bool> {
     let n = c.execute(
         "UPDATE devices SET name = ?3, kind = ?4, site = ?5, hostname = ?6, port = ?7,
-             description = ?8, credential_ref = ?9, version = version + 1
+             description = ?8, credential_ref = ?9, tls_fingerprint = ?10, ca_file = ?11,
+             insecure = ?12, version = version + 1
          WHERE id = ?1 AND version = ?2",
         (
             id,
@@ -198,6 +234,9 @@ pub fn update(c: &Conn<'_>, id: i64, version: i64, d: &DeviceInput) -> Result<bo
             d.port,
             &d.description,
             &d.credential_ref,
+            &d.tls_fingerprint,
+            &d.ca_file,
+            d.insecure,
         ),
     )?;
     Ok(n == 1)

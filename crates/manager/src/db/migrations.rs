@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: V2,
         postgres: V2_PG,
     },
+    Migration {
+        version: 3,
+        sqlite: V3,
+        postgres: V3_PG,
+    },
 ];
 
 /// The advisory lock held while migrating a PostgreSQL database
@@ -321,6 +326,28 @@ const V2: &str = v2!("user", "CAST(strftime('%s', 'now') AS INTEGER)");
 
 /// [`V2`] for PostgreSQL (`user` is a reserved word there).
 const V2_PG: &str = v2!("\"user\"", "EXTRACT(EPOCH FROM now())::BIGINT");
+
+/// Version 3: how the manager authenticates each device's API (a pinned
+/// certificate fingerprint or a CA file), and whether plain HTTP to it is
+/// accepted. Devices registered before spoke plain HTTP; those not on a
+/// loopback name keep working, marked `insecure`, which the UI shows
+/// until an admin pins their certificate.
+const V3: &str = "
+ALTER TABLE devices ADD COLUMN tls_fingerprint TEXT;
+ALTER TABLE devices ADD COLUMN ca_file TEXT;
+ALTER TABLE devices ADD COLUMN insecure INTEGER NOT NULL DEFAULT 0;
+UPDATE devices SET insecure = 1
+ WHERE hostname NOT IN ('localhost', '127.0.0.1', '::1', '[::1]');
+";
+
+/// Version 3 for PostgreSQL (`insecure` a BOOLEAN).
+const V3_PG: &str = "
+ALTER TABLE devices ADD COLUMN tls_fingerprint TEXT;
+ALTER TABLE devices ADD COLUMN ca_file TEXT;
+ALTER TABLE devices ADD COLUMN insecure BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE devices SET insecure = TRUE
+ WHERE hostname NOT IN ('localhost', '127.0.0.1', '::1', '[::1]');
+";
 
 /// The newest version this build knows.
 pub fn latest() -> i64 {

@@ -8,12 +8,15 @@ use super::{json, DeviceError};
 use crate::app::App;
 use crate::db::devices::Device;
 
-/// The control client for a daemon, with its credential.
-pub fn ctl(app: &App, d: &Device) -> CtlClient {
-    CtlClient::new(
+/// The control client for a daemon, with its credential and the
+/// verification of its certificate.
+pub fn ctl(app: &App, d: &Device) -> Result<CtlClient, DeviceError> {
+    let tls = super::transport::client_tls(d)?;
+    Ok(CtlClient::new(
         &d.base_url(),
         app.credentials.token(d.credential_ref.as_deref()),
     )
+    .with_tls(tls))
 }
 
 /// Whether `name` is a plain session or file name of the daemon

@@ -5,11 +5,14 @@
 use crate::app::App;
 use crate::db::devices::Device;
 
-/// An async request to the collector with its credential.
-pub fn get(app: &App, d: &Device, url: url::Url) -> reqwest::RequestBuilder {
-    let req = app.http.get(url);
-    match app.credentials.token(d.credential_ref.as_deref()) {
+use super::DeviceError;
+
+/// An async request to the device with its credential, over the
+/// transport its record asks for ([`super::transport`]).
+pub fn get(app: &App, d: &Device, url: url::Url) -> Result<reqwest::RequestBuilder, DeviceError> {
+    let req = super::transport::http(&app.http, d)?.get(url);
+    Ok(match app.credentials.token(d.credential_ref.as_deref()) {
         Some(t) => req.bearer_auth(t),
         None => req,
-    }
+    })
 }

@@ -12,6 +12,7 @@ pub mod collector;
 pub mod credentials;
 pub mod inline;
 pub mod relay_path;
+pub mod transport;
 
 use std::time::Instant;
 
@@ -39,6 +40,10 @@ pub enum DeviceError {
     /// The device answered something we cannot read.
     #[error("device answered unreadable JSON: {0}")]
     Garbled(String),
+    /// The manager will not send anything: plain HTTP beyond loopback
+    /// without `insecure`, or unusable TLS settings.
+    #[error("{0}")]
+    Transport(String),
 }
 
 impl From<ClientError> for DeviceError {
@@ -66,14 +71,17 @@ pub fn json(text: &str) -> Result<serde_json::Value, DeviceError> {
     serde_json::from_str(text).map_err(|e| DeviceError::Garbled(e.to_string()))
 }
 
-/// The blocking client for a device, with its credential.
-pub fn client(app: &App, d: &Device) -> httpkit::client::Client {
-    httpkit::client::Client::new(
+/// The blocking client for a device, with its credential and the
+/// verification of its certificate ([`transport`]).
+pub fn client(app: &App, d: &Device) -> Result<httpkit::client::Client, DeviceError> {
+    let tls = transport::client_tls(d)?;
+    Ok(httpkit::client::Client::new(
         &d.base_url(),
         &format!("device {}", d.name),
         "is the device running, and are its hostname and port right?",
     )
-    .with_token(app.credentials.token(d.credential_ref.as_deref()))
+    .with_tls(tls)
+    .with_token(app.credentials.token(d.credential_ref.as_deref())))
 }
 
 /// Runs blocking device I/O off the async threads.
@@ -99,7 +107,7 @@ pub struct Probe {
 
 /// Polls a device once.
 pub async fn probe(app: &App, d: &Device) -> Result<Probe, DeviceError> {
-    let client = client(app, d);
+    let client = client(app, d)?;
     let kind = d.kind;
     blocking(move || {
         let t0 = Instant::now();
