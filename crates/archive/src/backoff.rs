@@ -10,8 +10,12 @@ use crate::config::BackoffConfig;
 /// outage) do not all retry in the same instant, while never retrying sooner
 /// than half the nominal delay.
 pub fn delay(cfg: &BackoffConfig, failures: u32) -> Duration {
-    let exp = failures.saturating_sub(1).min(32);
-    let nominal = cfg.initial_ms.saturating_mul(1u64 << exp).min(cfg.max_ms);
+    let nominal = omsp::backoff::Backoff::after_failures(
+        Duration::from_millis(cfg.initial_ms),
+        Duration::from_millis(cfg.max_ms),
+        failures,
+    )
+    .as_millis() as u64;
     let low = nominal / 2;
     let ms = if nominal > low {
         // The OS generator; without it, the nominal delay (no jitter).

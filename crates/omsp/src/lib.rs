@@ -49,7 +49,9 @@
 )]
 
 pub mod admission;
+pub mod backoff;
 pub mod binary;
+pub mod convert;
 mod decoder;
 mod encoder;
 mod error;

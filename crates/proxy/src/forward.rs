@@ -10,6 +10,7 @@
 //! once written to the socket, so what is in flight when that connection
 //! breaks can be lost (never duplicated).
 
+use omsp::backoff::Backoff;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,7 +64,7 @@ enum Back {
 /// Forwards one journal until it is delivered or the proxy stops.
 pub async fn run(entry: Arc<Entry>, shared: Arc<Shared>) {
     let (min, max) = shared.config.backoff;
-    let mut backoff = min;
+    let mut backoff = Backoff::new(min, max);
     let mut announce: Option<u64> = None;
     let mut warned = false;
     let mut expired = false;
@@ -116,10 +117,9 @@ pub async fn run(entry: Arc<Entry>, shared: Arc<Shared>) {
                 entry.set_upstream(UpstreamState::Backoff(reason));
                 let mut shutdown = shared.shutdown.subscribe();
                 tokio::select! {
-                    () = tokio::time::sleep(backoff) => {}
+                    () = tokio::time::sleep(backoff.next_wait()) => {}
                     _ = shutdown.wait_for(|s| *s) => return,
                 }
-                backoff = (backoff * 2).min(max);
                 continue;
             }
         }
@@ -253,7 +253,7 @@ async fn session(
     shared: &Shared,
     stream: TcpStream,
     announce: &mut Option<u64>,
-    backoff: &mut Duration,
+    backoff: &mut Backoff,
     warned: &mut bool,
 ) -> Outcome {
     let (epoch, base, offset, header, session) = {
@@ -356,7 +356,7 @@ async fn session(
             (Mode::Plain(Box::new(framer), frames), announced)
         }
     };
-    *backoff = shared.config.backoff.0;
+    backoff.reset();
     *warned = false;
     let mut changed = entry.changed.subscribe();
     let mut buf = vec![0u8; CHUNK];

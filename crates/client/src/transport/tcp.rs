@@ -90,8 +90,8 @@ impl TcpTarget {
 /// Exponential backoff between connection attempts.
 #[derive(Debug)]
 struct Backoff {
-    /// Next wait.
-    delay: Duration,
+    /// Waits between attempts.
+    delay: omsp::backoff::Backoff,
     /// No attempt before this.
     not_before: Instant,
 }
@@ -99,18 +99,17 @@ struct Backoff {
 impl Backoff {
     fn new() -> Backoff {
         Backoff {
-            delay: BACKOFF_MIN,
+            delay: omsp::backoff::Backoff::new(BACKOFF_MIN, BACKOFF_MAX),
             not_before: Instant::now(),
         }
     }
 
     fn failed(&mut self) {
-        self.not_before = Instant::now() + self.delay;
-        self.delay = (self.delay * 2).min(BACKOFF_MAX);
+        self.not_before = Instant::now() + self.delay.next_wait();
     }
 
     fn succeeded(&mut self) {
-        self.delay = BACKOFF_MIN;
+        self.delay.reset();
     }
 
     /// Time left before the next attempt.
@@ -291,7 +290,7 @@ fn attempt(target: &TcpTarget, ctx: &SenderCtx, backoff: &mut Backoff) -> Option
     match target.connect() {
         Ok(s) => Some(s),
         Err(e) => {
-            tracing::debug!(destination = %ctx.label, error = %e, retry_ms = backoff.delay.as_millis() as u64,
+            tracing::debug!(destination = %ctx.label, error = %e, retry_ms = backoff.delay.peek().as_millis() as u64,
                 "cannot connect");
             backoff.failed();
             None

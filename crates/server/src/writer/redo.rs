@@ -13,6 +13,7 @@
 //! PostgreSQL keeps its transaction's rows and redoes it by itself after a
 //! lost connection (`store::postgres`), so its writer keeps no journal.
 
+use omsp::backoff::Backoff;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -140,11 +141,10 @@ pub(super) fn recover<S: Sink>(db: &mut S, journal: &Journal, domain: &str, caus
     tracing::error!(domain, error = %cause, rows = journal.rows(),
         "storage failed; holding this database's clients and writing the uncommitted \
          data again until it commits");
-    let mut pause = FIRST_PAUSE;
+    let mut backoff = Backoff::new(FIRST_PAUSE, MAX_PAUSE);
     let mut attempts = 0u64;
     loop {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(MAX_PAUSE);
+        std::thread::sleep(backoff.next_wait());
         attempts += 1;
         match journal.redo(db) {
             Ok(()) => {

@@ -7,6 +7,7 @@
 //! then redoes the interrupted work (see [`super::PgStore`]). One line when
 //! the outage starts, one per minute while it lasts, one when it ends.
 
+use omsp::backoff::Backoff;
 use std::time::{Duration, Instant};
 
 use ::postgres::Client;
@@ -73,7 +74,7 @@ pub struct Outage {
     /// When the first failure came.
     started: Instant,
     /// Pause before the next attempt.
-    pause: Duration,
+    pause: Backoff,
     /// Attempts so far.
     attempts: u64,
 }
@@ -86,15 +87,14 @@ impl Outage {
              sending the transaction again until it commits");
         Outage {
             started: Instant::now(),
-            pause: FIRST_PAUSE,
+            pause: Backoff::new(FIRST_PAUSE, MAX_PAUSE),
             attempts: 0,
         }
     }
 
     /// Waits before the next attempt.
     pub fn pause(&mut self) {
-        std::thread::sleep(self.pause);
-        self.pause = (self.pause * 2).min(MAX_PAUSE);
+        std::thread::sleep(self.pause.next_wait());
         self.attempts += 1;
     }
 
@@ -115,7 +115,7 @@ pub fn reconnect(opts: &PgOptions, dbname: &str, db: &str, cause: &StoreError) -
     let started = Instant::now();
     tracing::error!(db, error = %cause,
         "lost the connection to PostgreSQL; holding this database's clients and reconnecting");
-    let mut pause = FIRST_PAUSE;
+    let mut backoff = Backoff::new(FIRST_PAUSE, MAX_PAUSE);
     let mut attempts = 0u64;
     let mut reported = Instant::now();
     loop {
@@ -138,8 +138,7 @@ pub fn reconnect(opts: &PgOptions, dbname: &str, db: &str, cause: &StoreError) -
                 }
             }
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(MAX_PAUSE);
+        std::thread::sleep(backoff.next_wait());
     }
 }
 
