@@ -55,6 +55,9 @@ export interface Device {
   port: number;
   description: string;
   credential_ref: string | null;
+  tls_fingerprint: string | null;
+  ca_file: string | null;
+  insecure: boolean;
   capabilities: Capabilities | InlineCapabilities | null;
   status: "up" | "down" | "unknown";
   last_seen_unix_s: number | null;

@@ -165,7 +165,25 @@ export function traffic(ns) {
   return p;
 }
 
-/** The capture daemon, its packet sockets in `ns.cap`, its API on loopback. */
+/** The manager's credential for the capture daemon and in-line agents
+ * (its line in the manager's credentials file). */
+export const DEVICE_CREDENTIAL = "op";
+/** Its token (in the daemon's and agents' token file). */
+export const DEVICE_TOKEN = "browser-test-control-token";
+
+/** The token file the daemon and agents are given (they never run without
+ * one), owner-only, in its own temporary directory. */
+let controlDir = null;
+function controlTokens() {
+  if (controlDir === null) {
+    controlDir = mkdtempSync(join(tmpdir(), "sg-control-"));
+    writeFileSync(join(controlDir, "control.tokens"), `* ${DEVICE_TOKEN} read,control\n`, { mode: 0o600 });
+  }
+  return join(controlDir, "control.tokens");
+}
+
+/** The capture daemon, its packet sockets in `ns.cap`, its API on loopback
+ * (plain HTTP, allowed on loopback only). */
 export async function startCapture(dir, ns, collectPort) {
   const api = await freePort();
   const data = join(dir, "capture");
@@ -175,6 +193,8 @@ export async function startCapture(dir, ns, collectPort) {
     `interfaces = ["${ns.iface}"]`,
     `data_dir = "${data}"`,
     `listen = "127.0.0.1:${api}"`,
+    "plain_http = true",
+    `token_file = "${controlTokens()}"`,
     `collect = "127.0.0.1:${collectPort}"`,
     `netns = "${ns.cap}"`,
     "",
@@ -195,7 +215,7 @@ export async function startManager(dir) {
   mkdirSync(data, { recursive: true });
   const creds = join(dir, "credentials");
   // Owner-only: components refuse secret files others may read.
-  writeFileSync(creds, "", { mode: 0o600 });
+  writeFileSync(creds, `${DEVICE_CREDENTIAL} ${DEVICE_TOKEN}\n`, { mode: 0o600 });
   const port = await freePort();
   const p = new Proc("manager", ["manager", "--listen", `127.0.0.1:${port}`, "--data-dir", data, "--credentials", creds, "--monitor-interval", "2s"], {
     env: { STREAMGAUGE_ADMIN_PASSWORD: ADMIN_PASSWORD },
@@ -299,10 +319,12 @@ export function makeNetns6(tag) {
   return { a, b, peer: "fd00:78::2", cleanup };
 }
 
-/** `streamgauge inline ROLE` on `dev` in namespace `ns`, its control API on loopback. */
+/** `streamgauge inline ROLE` on `dev` in namespace `ns`, its control API on loopback (plain HTTP). */
 export async function startInline(role, ns, dev, extra) {
   const api = await freePort();
-  const p = new Proc(`inline ${role}`, ["inline", role, "--dev", dev, "--netns", ns, "--control", `127.0.0.1:${api}`, ...extra]);
+  const tokens = controlTokens();
+  const p = new Proc(`inline ${role}`, ["inline", role, "--dev", dev, "--netns", ns, "--control", `127.0.0.1:${api}`,
+    "--control-token-file", tokens, "--control-plain-http", "--control-state-dir", controlDir, ...extra]);
   await waitHttp(`http://127.0.0.1:${api}/api/v1/status`, p);
   return { proc: p, api };
 }

@@ -10,7 +10,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Api, ADMIN_PASSWORD, Proc, BIN, launchBrowser, makeNetns, makeNetns6, missing, packetFileKind, readFileSync, removeDir,
+  Api, ADMIN_PASSWORD, DEVICE_CREDENTIAL, DEVICE_TOKEN, Proc, BIN, launchBrowser, makeNetns, makeNetns6, missing, packetFileKind, readFileSync, removeDir,
   screenshot, sleep, startCapture, startInline, startManager, startServer, tempDir, traffic, until,
 } from "./harness.mjs";
 
@@ -35,7 +35,7 @@ describe("manager web front end", { skip: why ?? false }, () => {
       ids.site = site.id;
       const col = await admin.call("POST", "/devices", { name: "collector", kind: "collector", site: site.id, hostname: "127.0.0.1", port: server.http, description: "collection server", credential_ref: null });
       ids.collector = col.id;
-      const tap = await admin.call("POST", "/devices", { name: "tap", kind: "capture", site: site.id, hostname: "127.0.0.1", port: capture.api, description: "veth tap", credential_ref: null });
+      const tap = await admin.call("POST", "/devices", { name: "tap", kind: "capture", site: site.id, hostname: "127.0.0.1", port: capture.api, description: "veth tap", credential_ref: DEVICE_CREDENTIAL });
       ids.tap = tap.id;
       await admin.call("POST", `/devices/${tap.id}/refresh`, {});
       await admin.call("POST", `/devices/${col.id}/refresh`, {}).catch(() => {});
@@ -248,6 +248,14 @@ describe("manager web front end", { skip: why ?? false }, () => {
     assert.match(await row.textContent(), /sgw0/, "the tap's interface from its capabilities");
     await p.click(`tr[data-device="${ids.tap}"] button[data-action=refresh]`);
     await p.waitForSelector(".msg.info:has-text('refreshed')");
+    assert.equal((await (await p.waitForSelector(`tr[data-device="${ids.tap}"] .transport`)).textContent()), "http · local", "plain HTTP on loopback is labelled, not flagged");
+    // Plain HTTP beyond loopback needs the admin's "insecure", and is flagged.
+    // (0.0.0.0 is not a loopback address, yet Linux delivers it on this host.)
+    const far = await admin.call("POST", "/devices", { name: "tap-far", kind: "capture", hostname: "0.0.0.0", port: capture.api, credential_ref: DEVICE_CREDENTIAL, insecure: true });
+    await p.reload();
+    const badge = await p.waitForSelector(`tr[data-device="${far.id}"] [data-insecure]`);
+    assert.match(await badge.textContent(), /insecure/);
+    assert.match(await badge.getAttribute("title"), /in clear/);
     await screenshot(p, "devices");
     await p.goto(`${manager.url}/admin/users`);
     await p.waitForSelector("tr[data-user=alice]");
@@ -345,7 +353,7 @@ describe("manager web front end", { skip: why ?? false }, () => {
       local.push(src.proc);
       const sink = await startInline("sink", net.b, "vb", ["--collect", `tcp:127.0.0.1:${server.port}`, "--domain", exp.domain]);
       local.push(sink.proc);
-      const dev = await admin.call("POST", "/devices", { name: "inline-src", kind: "inline", hostname: "127.0.0.1", port: src.api, description: "in-line source", credential_ref: null });
+      const dev = await admin.call("POST", "/devices", { name: "inline-src", kind: "inline", hostname: "127.0.0.1", port: src.api, description: "in-line source", credential_ref: DEVICE_CREDENTIAL });
       const refreshed = await admin.call("POST", `/devices/${dev.id}/refresh`, {});
       assert.deepEqual(refreshed.capabilities.roles, ["source"]);
       const ping6 = new Proc("ping6", ["netns", "exec", net.a, "ping", "-6", "-i", "0.05", "-s", "64", net.peer], { bin: "ip" });
@@ -417,7 +425,7 @@ describe("manager web front end", { skip: why ?? false }, () => {
       await p.waitForURL(/\/runs\/\d+/);
       const runId = Number(new URL(p.url()).pathname.split("/").pop());
       await p.waitForSelector(".run-head [data-state=running]", { timeout: 20000 });
-      const agent = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/settings`)).json();
+      const agent = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/settings`, { headers: { Authorization: `Bearer ${DEVICE_TOKEN}` } })).json();
       assert.equal(agent.proto, "58", "the run's settings are on the agent");
       assert.equal(agent.enabled, "true");
 
@@ -462,11 +470,11 @@ describe("manager web front end", { skip: why ?? false }, () => {
       await p.goto(`${manager.url}/runs/${runId}`);
       await p.click(".run-head button.run-pause");
       await p.waitForSelector(".run-head [data-state=paused]", { timeout: 20000 });
-      const paused = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`)).json();
+      const paused = await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`, { headers: { Authorization: `Bearer ${DEVICE_TOKEN}` } })).json();
       assert.equal(paused.state, "paused");
       const before = paused.counters.instrumented;
       await sleep(1000);
-      const after = (await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`)).json()).counters.instrumented;
+      const after = (await (await fetch(`http://127.0.0.1:${src.api}/api/v1/status`, { headers: { Authorization: `Bearer ${DEVICE_TOKEN}` } })).json()).counters.instrumented;
       assert.equal(after, before, "nothing measured while paused");
       await ctx.close();
     } catch (e) {

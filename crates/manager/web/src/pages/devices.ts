@@ -26,6 +26,23 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
     const port = h("input", { id: "dev-port", type: "number", min: "1", max: "65535", required: true, value: d?.port ?? "" });
     const description = h("input", { id: "dev-description", value: d?.description ?? "" });
     const cred = h("input", { id: "dev-credential", value: d?.credential_ref ?? "", placeholder: "name of a line of the credentials file" });
+    const fingerprint = h("input", { id: "dev-fingerprint", value: d?.tls_fingerprint ?? "", placeholder: "SHA-256 of its certificate (AB:CD:…)", size: 40 });
+    const caFile = h("input", { id: "dev-ca-file", value: d?.ca_file ?? "", placeholder: "or: CA file on the manager's host" });
+    const insecure = h("input", { id: "dev-insecure", type: "checkbox", checked: d?.insecure ?? false });
+    const seen = h("div", { id: "dev-fingerprint-seen", class: "muted" });
+    const fetchFp = h("button", { type: "button", id: "dev-fetch-fingerprint", onclick: async () => {
+      msg.clear();
+      try {
+        const r = await post<{ tls_fingerprint: string; pinned_by: string[] }>("/devices/certificate",
+          { hostname: hostname.value.trim(), port: Number(port.value) });
+        fingerprint.value = r.tls_fingerprint;
+        replace(seen, h("span", null,
+          "The device presents this certificate. Compare it with the fingerprint the device printed at its first start before saving: saving pins it.",
+          r.pinned_by.length ? ` Already pinned by ${r.pinned_by.join(", ")}.` : ""));
+      } catch (e) {
+        msg.error(errorText(e));
+      }
+    } }, "Ask the device");
     const form = h("form", { class: "card", id: "device-form" },
       h("h2", null, d ? `Edit device ${d.name}` : "Add a device"),
       h("div", { class: "grid" },
@@ -36,6 +53,10 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
         h("label", { for: "dev-port" }, "Port"), port,
         h("label", { for: "dev-description" }, "Description"), description,
         h("label", { for: "dev-credential" }, "Credential"), cred,
+        h("label", { for: "dev-fingerprint" }, "Certificate"), h("div", null, fingerprint, " ", fetchFp, seen),
+        h("label", { for: "dev-ca-file" }, "CA file"), caFile,
+        h("label", { for: "dev-insecure" }, "Plain HTTP"), h("div", null, insecure, " ",
+          h("span", { class: "muted" }, "accept plain HTTP beyond loopback (token and data in clear)")),
       ),
       h("button", { type: "submit", class: "primary", id: "dev-save" }, d ? "Save" : "Add device"), " ",
       d ? h("button", { type: "button", onclick: () => deviceForm(null) }, "Cancel") : null,
@@ -47,6 +68,8 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
         name: name.value.trim(), kind: kind.value, site: site.value ? Number(site.value) : null,
         hostname: hostname.value.trim(), port: Number(port.value), description: description.value,
         credential_ref: cred.value.trim() || null,
+        tls_fingerprint: fingerprint.value.trim() || null, ca_file: caFile.value.trim() || null,
+        insecure: insecure.checked,
       };
       try {
         if (d) await put(`/devices/${d.id}`, { ...body, version: d.version });
@@ -78,7 +101,7 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
           h("td", null, h("strong", null, d.name), d.description ? h("div", { class: "muted" }, d.description) : null),
           h("td", null, d.kind),
           h("td", null, siteName(d.site)),
-          h("td", null, h("code", null, `${d.hostname}:${d.port}`)),
+          h("td", null, h("code", null, `${d.hostname}:${d.port}`), " ", transportBadge(d)),
           h("td", null, h("span", { class: `status ${d.status}` }, d.status)),
           h("td", null, fmtTime(d.last_seen_unix_s)),
           h("td", { class: "caps" }, capsSummary(d)),
@@ -136,6 +159,15 @@ export async function devicesPage({ app }: PageCtx): Promise<void> {
 
   await load();
   if (admin) deviceForm(null);
+}
+
+// How the manager reaches the device: HTTPS (pinned or CA-verified), plain
+// HTTP on loopback, or plain HTTP beyond it, which an admin allowed.
+function transportBadge(d: Device): HTMLElement {
+  if (d.tls_fingerprint) return h("span", { class: "transport tls", title: `HTTPS, certificate pinned: SHA-256 ${d.tls_fingerprint}` }, "https · pinned");
+  if (d.ca_file) return h("span", { class: "transport tls", title: `HTTPS, certificate checked against ${d.ca_file}` }, "https · CA");
+  if (d.insecure) return h("span", { class: "transport insecure", "data-insecure": "", title: "Plain HTTP beyond loopback: the device's token and data cross the network in clear. Pin its certificate to fix this." }, "⚠ insecure");
+  return h("span", { class: "transport", title: "Plain HTTP on loopback" }, "http · local");
 }
 
 function capsSummary(d: Device): string {
