@@ -137,20 +137,31 @@ impl FileMetadata {
     /// Writes `<file>.json` and `<file>.xml` (mode 0600) beside `file`.
     pub fn write_beside(&self, file: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        for (ext, body) in [("json", self.to_json()), ("xml", self.to_xml())] {
+        // `.json` last: its presence marks the file closed (crash recovery),
+        // so it appears only when both documents are complete. Each is
+        // written to a hidden temporary name, synced and renamed, so a
+        // crash never leaves a partial document under the final name.
+        for (ext, body) in [("xml", self.to_xml()), ("json", self.to_json())] {
             let mut p = file.as_os_str().to_owned();
             p.push(".");
             p.push(ext);
             let p = PathBuf::from(p);
+            let mut tmp = std::ffi::OsString::from(".");
+            tmp.push(p.file_name().unwrap_or_default());
+            tmp.push(".tmp");
+            let tmp = p.with_file_name(tmp);
             let mut f = OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true)
                 .mode(0o600)
-                .open(&p)?;
+                .open(&tmp)?;
             f.write_all(body.as_bytes())?;
+            f.sync_data()?;
+            std::fs::rename(&tmp, &p)?;
             out.push(p);
         }
+        out.reverse();
         Ok(out)
     }
 }

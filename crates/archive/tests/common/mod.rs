@@ -224,6 +224,19 @@ remote_dir = "{root}"
         }
     }
 
+    /// Sends `SIG<sig>` (e.g. `STOP`, `CONT`) to the server's process
+    /// group (the listener and its session processes): `STOP` freezes it
+    /// with its socket open, so connections hang without a banner.
+    pub fn signal(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            let ok = Command::new("kill")
+                .args([&format!("-{sig}"), "--", &format!("-{}", c.id())])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "kill -{sig} sshd");
+        }
+    }
+
     /// Regular files under the served directory (relative names), sorted.
     pub fn files(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -360,6 +373,73 @@ impl Moto {
             resp.starts_with("HTTP/1.1 200") || resp.starts_with("HTTP/1.0 200"),
             "{resp}"
         );
+    }
+}
+
+impl Moto {
+    /// Every object of `bucket` (key → bytes), read with plain `GET`s, so a
+    /// test needs no S3 client. moto checks no signature but refuses an
+    /// anonymous object `GET` (object ACL), so the requests carry an
+    /// `Authorization` header with a dummy signature.
+    pub fn objects(&self, bucket: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+        let list =
+            String::from_utf8(self.get(&format!("/{bucket}?list-type=2&max-keys=1000"))).unwrap();
+        assert!(
+            !list.contains("<IsTruncated>true"),
+            "more than 1000 objects"
+        );
+        list.split("<Key>")
+            .skip(1)
+            .filter_map(|s| s.split_once("</Key>"))
+            .map(|(k, _)| {
+                let k = k.replace("&amp;", "&");
+                let body = self.get(&format!("/{bucket}/{k}"));
+                (k, body)
+            })
+            .collect()
+    }
+
+    /// The body of a `GET` answered 200 (plain or chunked).
+    fn get(&self, path: &str) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: AWS4-HMAC-SHA256 \
+             Credential=testing/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, \
+             Signature=00\r\nConnection: close\r\n\r\n",
+            self.port
+        )
+        .unwrap();
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).unwrap();
+        let split = resp
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("HTTP header end");
+        let head = String::from_utf8_lossy(&resp[..split]).to_ascii_lowercase();
+        assert!(
+            head.starts_with("http/1.1 200") || head.starts_with("http/1.0 200"),
+            "GET {path}: {head}"
+        );
+        let mut body = &resp[split + 4..];
+        if !head.contains("transfer-encoding: chunked") {
+            return body.to_vec();
+        }
+        let mut out = Vec::new();
+        loop {
+            let eol = body
+                .windows(2)
+                .position(|w| w == b"\r\n")
+                .expect("chunk size");
+            let n = usize::from_str_radix(std::str::from_utf8(&body[..eol]).unwrap().trim(), 16)
+                .unwrap();
+            if n == 0 {
+                return out;
+            }
+            out.extend_from_slice(&body[eol + 2..eol + 2 + n]);
+            body = &body[eol + 4 + n..];
+        }
     }
 }
 
