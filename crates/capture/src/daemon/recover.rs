@@ -117,10 +117,17 @@ pub fn recover_dir(
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with('.') && !is_metadata(n))
             .collect(),
         Err(_) => return Vec::new(),
     };
+    // A metadata document the dead daemon had not renamed into place yet.
+    for n in names
+        .iter()
+        .filter(|n| n.starts_with('.') && n.ends_with(".tmp"))
+    {
+        let _ = std::fs::remove_file(dir.join(n));
+    }
+    names.retain(|n| !n.starts_with('.') && !is_metadata(n));
     names.sort();
     let mut out = Vec::new();
     for name in names {
@@ -295,6 +302,7 @@ mod tests {
         let mut ipfix = enc.templates(1);
         ipfix.extend_from_slice(&enc.templates(2)[..10]);
         std::fs::write(t.path().join("flows.ipfix"), &ipfix).unwrap();
+        std::fs::write(t.path().join(".flows.ipfix.json.tmp"), b"{").unwrap();
 
         let mut log = Vec::new();
         let found = recover_dir(t.path(), &cfg, "eth0", &mut log);
@@ -310,6 +318,7 @@ mod tests {
         );
         assert_eq!(md["recovered"], true);
         assert!(t.path().join("flows.ipfix.xml").exists());
+        assert!(!t.path().join(".flows.ipfix.json.tmp").exists());
         let f = t.path().join("flows.ipfix");
         assert_eq!(
             std::fs::metadata(&f).unwrap().len(),
