@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use omsp::{json, Content, Decoder, Encoder, Event, Value};
+use omsp::convert::{Converter, Output};
 
 pub const LONG_ABOUT: &str = "\
 Decode an OMSP stream and print one JSON object per line.
@@ -52,12 +52,6 @@ pub struct DecodeArgs {
     pub no_progress: bool,
 }
 
-/// What is produced for each event.
-enum Sink {
-    Json,
-    Omsp(Encoder, Vec<u8>),
-}
-
 fn open_input(path: &PathBuf) -> Result<(Box<dyn Read>, Option<u64>)> {
     if path.as_os_str() == "-" {
         return Ok((Box::new(io::stdin().lock()), None));
@@ -93,89 +87,37 @@ pub fn run(args: &DecodeArgs) -> Result<bool> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, out);
-    let mut sink = match (args.text, args.binary) {
-        (true, _) => Sink::Omsp(Encoder::new(Content::Text), Vec::new()),
-        (_, true) => Sink::Omsp(Encoder::new(Content::Binary), Vec::new()),
-        _ => Sink::Json,
-    };
+    let mut converter = Converter::new(match (args.text, args.binary) {
+        (true, _) => Output::Text,
+        (_, true) => Output::Binary,
+        _ => Output::Json,
+    });
     let pb = progress(len, args.no_progress);
-    let mut decoder = Decoder::new();
-    let mut errors = 0u64;
-    let mut chunk = vec![0u8; 1 << 16];
+    let report = |msg: String| pb.suspend(|| eprintln!("streamgauge decode: {msg}"));
+    let (mut chunk, mut converted) = (vec![0u8; 1 << 16], Vec::new());
     loop {
+        converted.clear();
         let n = match input.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e).context("read error"),
         };
         if n == 0 {
-            decoder.finish();
+            converter.finish(&mut converted, report);
         } else {
-            decoder.feed(&chunk[..n]);
+            converter.feed(&chunk[..n], &mut converted, report);
             pb.inc(n as u64);
         }
-        while let Some(ev) = decoder.next_event() {
-            match ev {
-                Ok(ev) => {
-                    if let Err(msg) = emit(&mut sink, &decoder, &ev, &mut out)? {
-                        errors += 1;
-                        pb.suspend(|| eprintln!("streamgauge decode: {msg}"));
-                    }
-                }
-                Err(e) => {
-                    errors += 1;
-                    pb.suspend(|| eprintln!("streamgauge decode: {e}"));
-                }
-            }
-        }
+        out.write_all(&converted).context("write error")?;
         if n == 0 {
             break;
         }
     }
     pb.finish_and_clear();
     out.flush().context("write error")?;
+    let errors = converter.errors();
     if errors > 0 {
         eprintln!("streamgauge decode: {errors} error(s) in the input");
     }
     Ok(errors == 0)
-}
-
-/// Writes one event; the inner `Err` is an encoding problem with that event.
-fn emit(
-    sink: &mut Sink,
-    decoder: &Decoder,
-    ev: &Event,
-    out: &mut impl Write,
-) -> Result<Result<(), String>> {
-    match sink {
-        Sink::Json => {
-            let line = match ev {
-                Event::Header(h) => json::header(h),
-                Event::Schema(s) => json::schema(s),
-                Event::Sample(s) => {
-                    json::sample(s, decoder.schema(s.stream).map(|x| x.name.as_str()))
-                }
-            };
-            serde_json::to_writer(&mut *out, &line)?;
-            out.write_all(b"\n")?;
-        }
-        Sink::Omsp(enc, buf) => {
-            buf.clear();
-            match ev {
-                Event::Header(h) => enc.header(h, buf),
-                Event::Schema(_) => {}
-                Event::Sample(s) => {
-                    let values = s.values.iter().map(Value::as_value_ref);
-                    if let Err(e) = enc.tuple(buf, s.stream, s.seq, s.ts, values) {
-                        return Ok(Err(format!(
-                            "stream {} seq {}: cannot re-encode: {e}",
-                            s.stream, s.seq
-                        )));
-                    }
-                }
-            }
-            out.write_all(buf)?;
-        }
-    }
-    Ok(Ok(()))
 }
