@@ -2,13 +2,13 @@
 //! (an oml2-scaffold replacement that needs no Ruby), and `convert`
 //! between the Ruby-dialect and TOML forms of a description.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use scaffold::gen::{Options, Output};
-use scaffold::write::{write_all, Overwrite, Planned};
-use scaffold::{App, Error, Form, IntAlias};
+use scaffold::gen::Output;
+use scaffold::run::Generate;
+use scaffold::{Error, IntAlias};
 
 pub const LONG_ABOUT: &str = "\
 Generate instrumentation code from an OML application description.
@@ -119,38 +119,50 @@ pub struct GenerateArgs {
     pub dir: PathBuf,
 }
 
-impl GenerateArgs {
-    fn outputs(&self) -> Vec<Output> {
-        [
-            (self.oml, Output::OmlHeader),
-            (self.opts, Output::PoptHeader),
-            (self.main, Output::Main),
-            (self.make, Output::Makefile),
-            (self.python, Output::Python),
-            (self.rust, Output::Rust),
-        ]
-        .into_iter()
-        .filter_map(|(on, o)| on.then_some(o))
-        .collect()
+impl From<&GenerateArgs> for Generate {
+    fn from(g: &GenerateArgs) -> Self {
+        let outputs = [
+            (g.oml, Output::OmlHeader),
+            (g.opts, Output::PoptHeader),
+            (g.main, Output::Main),
+            (g.make, Output::Makefile),
+            (g.python, Output::Python),
+            (g.rust, Output::Rust),
+        ];
+        Generate {
+            app_file: g.app_file.clone(),
+            outputs: outputs
+                .into_iter()
+                .filter_map(|(on, o)| on.then_some(o))
+                .collect(),
+            app: g.app.clone(),
+            from_db: g.from_db.clone(),
+            force: g.force,
+            int_alias: if g.long {
+                IntAlias::Long
+            } else {
+                IntAlias::Int32
+            },
+            dir: g.dir.clone(),
+            user: std::env::var("USER").unwrap_or_else(|_| "user".into()),
+        }
     }
 }
 
 /// Runs the subcommand: Ok(false) for a description or overwrite refusal.
 pub fn run(args: &ScaffoldArgs) -> Result<bool> {
-    let g = &args.generate;
-    if args.command.is_none() {
-        if g.app_file.is_none() && g.app.is_none() && g.from_db.is_none() {
-            bail!("no description given: pass APP_FILE, or --app NAME for a skeleton, or --from-db FILE.sq3 (see --help)");
-        }
-        if g.app_file.is_some() && g.outputs().is_empty() {
-            bail!(
-                "nothing to generate: pass --oml, --opts, --main, --make, --python and/or --rust"
-            );
-        }
-    }
+    let warn = |w| eprintln!("{w}");
     let outcome = match &args.command {
-        Some(ScaffoldCommand::Convert(c)) => convert(c),
-        None => generate(g),
+        Some(ScaffoldCommand::Convert(c)) => {
+            scaffold::run::convert(&c.input, c.output.clone(), c.force, warn)
+        }
+        None => {
+            let g = Generate::from(&args.generate);
+            if let Err(usage) = g.check() {
+                bail!("{usage}");
+            }
+            scaffold::run::generate(&g, warn)
+        }
     };
     match outcome {
         Ok(written) => {
@@ -166,87 +178,4 @@ pub fn run(args: &ScaffoldArgs) -> Result<bool> {
         }
         Err(e) => Err(e.into()),
     }
-}
-
-fn load(path: &Path) -> Result<App, Error> {
-    let (app, warnings) = scaffold::load(path)?;
-    for w in warnings {
-        eprintln!("{w}");
-    }
-    Ok(app)
-}
-
-fn description_file(app: &App, dir: &Path, form: Form, header: &str) -> Planned {
-    let (ext, contents) = match form {
-        Form::Rb => ("rb", scaffold::rb_form::to_rb(app, header)),
-        Form::Toml => ("toml", scaffold::to_toml(app)),
-    };
-    Planned {
-        path: dir.join(format!("{}.{ext}", app.name.value)),
-        contents,
-        overwrite: Overwrite::WithForce,
-    }
-}
-
-fn generate(g: &GenerateArgs) -> Result<Vec<PathBuf>, Error> {
-    let opts = Options {
-        int_alias: if g.long {
-            IntAlias::Long
-        } else {
-            IntAlias::Int32
-        },
-    };
-    let outputs = g.outputs();
-    if let Some(name) = &g.app {
-        let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
-        let app = scaffold::rb_form::skeleton(name, &user);
-        let header = "Skeleton description written by `streamgauge scaffold --app`; edit it,\nthen: streamgauge scaffold --oml --opts --main --make FILE";
-        let mut files = vec![description_file(&app, &g.dir, Form::Rb, header)];
-        files.extend(scaffold::plan(&app, &outputs, &opts, &g.dir)?);
-        return write_all(&files, g.force);
-    }
-    let (app, mut files) = match (&g.from_db, &g.app_file) {
-        (Some(db), _) => {
-            let app = scaffold::from_db::describe(db)?;
-            let header = format!(
-                "Description recovered from {} by `streamgauge scaffold --from-db`.",
-                db.display()
-            );
-            let file = description_file(&app, &g.dir, Form::Rb, &header);
-            (app, vec![file])
-        }
-        (None, Some(path)) => (load(path)?, Vec::new()),
-        (None, None) => unreachable!("checked in run"),
-    };
-    files.extend(scaffold::plan(&app, &outputs, &opts, &g.dir)?);
-    write_all(&files, g.force)
-}
-
-fn convert(c: &ConvertArgs) -> Result<Vec<PathBuf>, Error> {
-    let app = load(&c.input)?;
-    let from = Form::of(&c.input);
-    let output = c.output.clone().unwrap_or_else(|| {
-        c.input.with_extension(match from {
-            Form::Rb => "toml",
-            Form::Toml => "rb",
-        })
-    });
-    let contents = match Form::of(&output) {
-        Form::Rb => scaffold::rb_form::to_rb(
-            &app,
-            &format!(
-                "Converted from {} by `streamgauge scaffold convert`.",
-                c.input.display()
-            ),
-        ),
-        Form::Toml => scaffold::to_toml(&app),
-    };
-    write_all(
-        &[Planned {
-            path: output,
-            contents,
-            overwrite: Overwrite::WithForce,
-        }],
-        c.force,
-    )
 }

@@ -36,6 +36,7 @@ pub mod gen;
 pub mod model;
 pub mod parse;
 pub mod rb_form;
+pub mod run;
 pub mod toml_form;
 pub mod validate;
 pub mod write;
