@@ -21,6 +21,7 @@
 //! eBPF toolchain.
 #![deny(missing_docs)]
 
+pub mod analysis;
 mod capture_session;
 mod components;
 #[cfg(feature = "inline")]

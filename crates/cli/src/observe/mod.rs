@@ -4,9 +4,9 @@
 //! and statsmodels do the statistics.
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use ::observe::analysis::{self, Analyze};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
@@ -122,51 +122,28 @@ pub fn run(args: &ObserveArgs) -> Result<bool> {
     match &args.command {
         ObserveCommand::Run(a) => run_plan(a),
         ObserveCommand::Analyze(a) => {
-            let mut argv = vec![
-                "analyze".into(),
-                a.runs.display().to_string(),
-                "--out".into(),
-                a.out.display().to_string(),
-                format!("--permutations={}", a.permutations),
-                format!("--resamples={}", a.resamples),
-                format!("--seed={}", a.seed),
-            ];
-            if let Some(t) = &a.treatment {
-                argv.push(format!("--treatment={t}"));
-            }
-            if let Some(b) = &a.baseline {
-                argv.push(format!("--baseline={b}"));
-            }
-            python(&a.python.python, &argv)
+            let analyze = Analyze {
+                runs: a.runs.clone(),
+                out: a.out.clone(),
+                treatment: a.treatment.clone(),
+                baseline: a.baseline.clone(),
+                permutations: a.permutations,
+                resamples: a.resamples,
+                seed: a.seed,
+            };
+            analysis::python(&a.python.python, &analyze.argv())
         }
         ObserveCommand::Report(a) => {
-            if a.html.is_none() && a.md.is_none() {
-                bail!("give --html FILE and/or --md FILE");
-            }
-            let mut argv = vec!["report".into(), a.analysis.display().to_string()];
-            for (flag, p) in [("--html", &a.html), ("--md", &a.md)] {
-                if let Some(p) = p {
-                    argv.extend([flag.to_owned(), p.display().to_string()]);
-                }
-            }
-            python(&a.python.python, &argv)
+            let argv = analysis::report_argv(&a.analysis, a.html.as_deref(), a.md.as_deref())?;
+            analysis::python(&a.python.python, &argv)
         }
     }
 }
 
 fn run_plan(a: &RunArgs) -> Result<bool> {
     let plan = ::observe::Plan::load(&a.plan)?;
-    let runs = plan.runs();
     if a.check {
-        println!("{}", ::observe::header(&plan));
-        for (pos, id) in plan.order().into_iter().enumerate() {
-            let r = &runs[id];
-            println!(
-                "{id},{pos},{},planned,,{}",
-                r.replication,
-                r.levels.join(",")
-            );
-        }
+        print!("{}", analysis::planned(&plan));
         return Ok(true);
     }
     let dir = a
@@ -174,44 +151,13 @@ fn run_plan(a: &RunArgs) -> Result<bool> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("observe-{}", plan.name)));
     let failed = ::observe::execute(&plan, &dir, true)?;
+    let csv = dir.join("runs.csv");
     eprintln!(
         "observe: {} runs in {} ({failed} failed); next: streamgauge observe analyze {} --out {}",
-        runs.len(),
-        dir.join("runs.csv").display(),
-        dir.join("runs.csv").display(),
+        plan.runs().len(),
+        csv.display(),
+        csv.display(),
         dir.join("analysis.json").display()
     );
     Ok(failed == 0)
-}
-
-/// Runs `python -m streamgauge.observe ARGS`, after checking that the
-/// package and its statistics libraries import.
-fn python(py: &str, argv: &[String]) -> Result<bool> {
-    let probe = Command::new(py)
-        .args([
-            "-c",
-            "import streamgauge.observe, scipy, statsmodels, pandas, matplotlib",
-        ])
-        .output()
-        .with_context(|| format!("starting {py}: install Python 3 or give --python PATH"))?;
-    if !probe.status.success() {
-        let err = String::from_utf8_lossy(&probe.stderr);
-        let last = err.lines().last().unwrap_or("").trim();
-        bail!(
-            "{py} cannot import the analysis ({last}): install it with \
-             `{py} -m pip install ./python scipy statsmodels pandas matplotlib` \
-             from the repository (scripts/setup.sh does), or give --python PATH"
-        );
-    }
-    let status = Command::new(py)
-        .args(["-m", "streamgauge.observe"])
-        .args(argv)
-        .status()
-        .with_context(|| format!("running {py} -m streamgauge.observe"))?;
-    match status.code() {
-        Some(0) => Ok(true),
-        // Written, but a response could not be analysed (said on stderr).
-        Some(1) => Ok(false),
-        _ => bail!("{py} -m streamgauge.observe {} failed ({status})", argv[0]),
-    }
 }
