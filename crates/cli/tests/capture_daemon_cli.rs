@@ -5,6 +5,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,9 +18,15 @@ impl Drop for Kill {
     }
 }
 
-fn ctl(url: &str, token: &str, args: &[&str]) -> serde_json::Value {
+/// `capture ctl` over HTTPS, pinning the certificate the daemon made in
+/// `data` and sending the token of the token file it created there.
+fn ctl(url: &str, data: &Path, args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
-        .args(["capture", "ctl", "--url", url, "--token", token])
+        .args(["capture", "ctl", "--url", url])
+        .arg("--cert")
+        .arg(data.join(".control/tls/cert.pem"))
+        .arg("--token-file")
+        .arg(data.join(".control/tokens"))
         .args(args)
         .output()
         .unwrap();
@@ -42,7 +50,7 @@ fn daemon_process_ctl_and_sigterm() {
     std::fs::write(
         &cfg,
         format!(
-            "interfaces = [\"lo\"]\ndata_dir = \"{}\"\nlisten = \"127.0.0.1:0\"\nplain_http = true\n",
+            "interfaces = [\"lo\"]\ndata_dir = \"{}\"\nlisten = \"127.0.0.1:0\"\n",
             data.display()
         ),
     )
@@ -60,16 +68,25 @@ fn daemon_process_ctl_and_sigterm() {
         .read_line(&mut line)
         .unwrap();
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-    // No token_file configured: the daemon created one; its token is on
-    // the line after the comment.
-    let tokens = std::fs::read_to_string(data.join(".control/tokens")).unwrap();
-    let token = tokens
-        .lines()
-        .find(|l| !l.starts_with('#'))
-        .and_then(|l| l.split_whitespace().nth(1))
+    assert!(url.starts_with("https://127.0.0.1:"), "{line}");
+    // No token_file and no tls_cert configured: the daemon created both.
+    let mode = std::fs::metadata(data.join(".control/tokens"))
         .unwrap()
-        .to_owned();
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let no_token = Command::new(env!("CARGO_BIN_EXE_streamgauge"))
+        .args(["capture", "ctl", "--url", &url, "--cert"])
+        .arg(data.join(".control/tls/cert.pem"))
+        .arg("list")
+        .env_remove("STREAMGAUGE_TOKEN")
+        .output()
+        .unwrap();
+    assert!(
+        !no_token.status.success() && String::from_utf8_lossy(&no_token.stderr).contains("401"),
+        "without the token: {}",
+        String::from_utf8_lossy(&no_token.stderr)
+    );
 
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = sink.local_addr().unwrap().port();
@@ -79,37 +96,37 @@ fn daemon_process_ctl_and_sigterm() {
         format!(r#"{{"name":"lo1","filter":"udp dst port {port}","outputs":[{{"type":"pcap"}}]}}"#),
     )
     .unwrap();
-    let caps = ctl(&url, &token, &["capabilities"]);
+    let caps = ctl(&url, &data, &["capabilities"]);
     assert_eq!(caps["interfaces"][0]["name"], "lo");
     let created = ctl(
         &url,
-        &token,
+        &data,
         &["create", session.to_str().unwrap(), "--experiment", "lab1"],
     );
     assert_eq!(
         (created["state"].as_str(), created["experiment"].as_str()),
         (Some("created"), Some("lab1"))
     );
-    assert_eq!(ctl(&url, &token, &["start", "lo1"])["state"], "running");
+    assert_eq!(ctl(&url, &data, &["start", "lo1"])["state"], "running");
 
     let src = UdpSocket::bind("127.0.0.1:0").unwrap();
     for i in 0..20u8 {
         src.send_to(&[i; 64], ("127.0.0.1", port)).unwrap();
     }
     let t0 = Instant::now();
-    while ctl(&url, &token, &["status", "lo1"])["counters"]["stored"].as_u64() < Some(20) {
+    while ctl(&url, &data, &["status", "lo1"])["counters"]["stored"].as_u64() < Some(20) {
         assert!(
             t0.elapsed() < Duration::from_secs(10),
             "packets not counted: {}",
-            ctl(&url, &token, &["show", "lo1"])
+            ctl(&url, &data, &["show", "lo1"])
         );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500));
-    let stored = ctl(&url, &token, &["status", "lo1"])["counters"]["stored"]
+    let stored = ctl(&url, &data, &["status", "lo1"])["counters"]["stored"]
         .as_u64()
         .unwrap();
-    assert_eq!(ctl(&url, &token, &["list"]).as_array().unwrap().len(), 1);
+    assert_eq!(ctl(&url, &data, &["list"]).as_array().unwrap().len(), 1);
 
     // SIGTERM: the daemon closes the file (valid trailer, metadata) and exits 0.
     let sent = Command::new("kill")

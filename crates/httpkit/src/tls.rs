@@ -214,6 +214,12 @@ pub fn self_signed(dir: &Path, names: &[String]) -> Result<SelfSigned, TlsError>
     })
 }
 
+/// The fingerprint of the first certificate in a PEM file (the leaf of a
+/// chain), for a client that pins the certificate it was given.
+pub fn fingerprint_of_file(path: &Path) -> Result<Fingerprint, TlsError> {
+    Ok(Fingerprint::of(&read_certs("certificate", path)?[0]))
+}
+
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
     std::fs::read(path).map_err(|source| TlsError::Io {
         what,
@@ -458,6 +464,7 @@ mod tests {
         let b = self_signed(&d, &[]).unwrap();
         assert!(!b.created);
         assert_eq!(ServerTls::load(&b.cert, &b.key).unwrap().fingerprint, one);
+        assert_eq!(fingerprint_of_file(&b.cert).unwrap(), one);
         std::fs::set_permissions(&a.key, std::fs::Permissions::from_mode(0o640)).unwrap();
         let e = ServerTls::load(&a.cert, &a.key).unwrap_err().to_string();
         assert!(e.contains("chmod 600"), "{e}");

@@ -8,12 +8,21 @@ use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
 Talk to a running capture daemon over its HTTP/JSON control API and print
-its JSON answers. With a token file on the daemon, --token (or
-STREAMGAUGE_TOKEN) is needed: a token sees and controls only the sessions
-of the experiments its line grants 'read' on. A session belongs to the
-experiment given at creation (--experiment, default the session name).
+its JSON answers. Every request needs a token: --token (or
+STREAMGAUGE_TOKEN), or --token-file with the daemon's token file (the one
+it created on its first start, DATA_DIR/.control/tokens, or yours). A
+token sees and controls only the sessions of the experiments its line
+grants 'read' on. A session belongs to the experiment given at creation
+(--experiment, default the session name).
+
+The daemon speaks HTTPS unless started with plain_http: give the SHA-256
+fingerprint it printed at its first start (--fingerprint), its
+certificate file (--cert), or the CA that issued its certificate
+(--ca-file).
 
 Examples:
+    streamgauge capture ctl --cert /var/lib/streamgauge/capture/.control/tls/cert.pem \\
+        --token-file /var/lib/streamgauge/capture/.control/tokens capabilities
     streamgauge capture ctl capabilities
     streamgauge capture ctl create exp42.json --experiment lab1
     streamgauge capture ctl start exp42
@@ -29,7 +38,7 @@ pub struct CtlArgs {
     #[arg(
         long,
         value_name = "URL",
-        default_value = "http://127.0.0.1:7300",
+        default_value = "https://127.0.0.1:7300",
         env = "STREAMGAUGE_CAPTURE_URL"
     )]
     pub url: String,
@@ -41,6 +50,23 @@ pub struct CtlArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// Read the token from this token file (its first line with a plain token).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "STREAMGAUGE_TOKEN_FILE",
+        conflicts_with = "token"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// SHA-256 fingerprint of the daemon's certificate (AB:CD:… or hex), as it printed it.
+    #[arg(long, value_name = "SHA256", env = "STREAMGAUGE_CAPTURE_FINGERPRINT")]
+    pub fingerprint: Option<String>,
+    /// The daemon's certificate (PEM): pin the certificate in this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "fingerprint")]
+    pub cert: Option<PathBuf>,
+    /// Verify the daemon's certificate against the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fingerprint", "cert"])]
+    pub ca_file: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub action: Action,
@@ -121,9 +147,51 @@ pub enum Action {
     },
 }
 
+/// The bearer token: `--token`, or the one in `--token-file`.
+fn token(args: &CtlArgs) -> Result<Option<String>> {
+    match &args.token_file {
+        None => Ok(args.token.clone()),
+        Some(path) => {
+            let t = httpkit::token_init::own_token(path).context("--token-file")?;
+            t.map(Some).with_context(|| {
+                format!(
+                    "--token-file {}: no line with a plain token",
+                    path.display()
+                )
+            })
+        }
+    }
+}
+
+/// How the daemon's certificate is verified.
+fn tls(args: &CtlArgs) -> Result<Option<httpkit::tls::ClientTls>> {
+    use httpkit::tls::{ClientTls, Fingerprint};
+    if let Some(fp) = &args.fingerprint {
+        let pin = Fingerprint::parse(fp).with_context(|| {
+            format!("--fingerprint {fp:?}: want 64 hex digits, with or without ':'")
+        })?;
+        return Ok(Some(ClientTls::pinned(pin)));
+    }
+    if let Some(cert) = &args.cert {
+        let pin = httpkit::tls::fingerprint_of_file(cert).context("--cert")?;
+        return Ok(Some(ClientTls::pinned(pin)));
+    }
+    if let Some(ca) = &args.ca_file {
+        return Ok(Some(ClientTls::ca_file(ca).context("--ca-file")?));
+    }
+    if args.url.starts_with("https://") {
+        anyhow::bail!(
+            "{} is HTTPS: give the daemon's certificate fingerprint (--fingerprint, printed at its \
+             first start), its certificate (--cert DATA_DIR/.control/tls/cert.pem) or --ca-file",
+            args.url
+        );
+    }
+    Ok(None)
+}
+
 /// Sends the request and prints the answer.
 pub fn run(args: &CtlArgs) -> Result<bool> {
-    let c = CtlClient::new(&args.url, args.token.clone());
+    let c = CtlClient::new(&args.url, token(args)?).with_tls(tls(args)?);
     let s = |id: &str, what: &str| format!("/api/v1/sessions/{id}{what}");
     let body = match &args.action {
         Action::Capabilities => c.get("/api/v1/capabilities")?,

@@ -16,8 +16,10 @@ pub fn run(config: &Path, level: tracing::Level) -> Result<bool> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run_until_signal(cfg, |addr| {
-        println!("capture daemon: control API on http://{addr}");
+    // HTTPS unless plain_http (the certificate's fingerprint is logged).
+    let scheme = if cfg.plain_http { "http" } else { "https" };
+    runtime.block_on(run_until_signal(cfg, move |addr| {
+        println!("capture daemon: control API on {scheme}://{addr}");
     }))?;
     Ok(true)
 }
