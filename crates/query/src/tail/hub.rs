@@ -142,7 +142,13 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
             (t, r)
         })
         .await;
-        let Ok((back, Ok(super::Round { rows, full, .. }))) = r else {
+        let Ok((
+            back,
+            Ok(super::Round {
+                rows, full, held, ..
+            }),
+        )) = r
+        else {
             return;
         };
         t = back;
@@ -161,8 +167,17 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
                 shared.left.notified().await;
             }
         };
+        // Held at a gap: look again soon (another server's commit, which
+        // fills it, wakes nobody here).
+        let next = async {
+            if held {
+                tokio::time::sleep(super::visible::HELD_POLL).await;
+            } else {
+                super::wait(&state, &mut feed).await;
+            }
+        };
         tokio::select! {
-            () = super::wait(&state, &mut feed) => {}
+            () = next => {}
             () = unfollowed => return, // The last subscriber left.
         }
     }
