@@ -24,6 +24,17 @@ pub enum ClientError {
         /// What to check.
         hint: String,
     },
+    /// The server's certificate was refused (not the pinned one, or not
+    /// issued by the CA given): nothing was sent to it.
+    #[error("{what} at {url} is not trusted: {reason}")]
+    Certificate {
+        /// The endpoint's name, for people.
+        what: String,
+        /// The URL tried.
+        url: String,
+        /// Why the certificate was refused (both fingerprints for a pin).
+        reason: String,
+    },
     /// The server answered with an error status.
     #[error("{url} answered {status} ({code}): {message}")]
     Status {
@@ -149,11 +160,18 @@ impl Client {
         url: &str,
         result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<Vec<u8>, ClientError> {
-        let mut response = result.map_err(|e| ClientError::Unreachable {
-            what: self.what.clone(),
-            url: url.to_owned(),
-            reason: e.to_string(),
-            hint: self.hint.clone(),
+        let mut response = result.map_err(|e| match certificate_refused(&e) {
+            Some(reason) => ClientError::Certificate {
+                what: self.what.clone(),
+                url: url.to_owned(),
+                reason,
+            },
+            None => ClientError::Unreachable {
+                what: self.what.clone(),
+                url: url.to_owned(),
+                reason: e.to_string(),
+                hint: self.hint.clone(),
+            },
         })?;
         let status = response.status().as_u16();
         let body = response
@@ -178,6 +196,24 @@ impl Client {
             code: field("code").unwrap_or_else(|| "http".into()),
             message: field("message").unwrap_or_else(|| text(body).trim().to_owned()),
         })
+    }
+}
+
+/// Why the TLS layer refused the server's certificate, when it did.
+fn certificate_refused(e: &ureq::Error) -> Option<String> {
+    use tokio_rustls::rustls::Error as TlsError;
+    let tls = match e {
+        ureq::Error::Rustls(t) => Some(t),
+        ureq::Error::Io(io) => io.get_ref().and_then(|i| i.downcast_ref::<TlsError>()),
+        _ => None,
+    }?;
+    match tls {
+        TlsError::InvalidCertificate(c) => Some(match c {
+            // Our own verifier's reason (a pin mismatch) says it all.
+            tokio_rustls::rustls::CertificateError::Other(o) => o.to_string(),
+            other => format!("invalid certificate: {other}"),
+        }),
+        _ => None,
     }
 }
 

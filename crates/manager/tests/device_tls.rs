@@ -124,7 +124,7 @@ fn devices_over_tls(b: Backend) {
     );
     assert_eq!(s, 201, "{v}");
     let (s, v) = admin.post(&format!("/api/v1/devices/{}/refresh", v["id"]), json!({}));
-    assert_eq!((s, code(&v)), (502, "device_unreachable"), "{v}");
+    assert_eq!((s, code(&v)), (502, "device_certificate"), "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
         msg.contains(&pin_other.to_string())
@@ -160,7 +160,7 @@ fn devices_over_tls(b: Backend) {
     );
     assert_eq!(s, 201, "{v}");
     let (s, v) = admin.post(&format!("/api/v1/devices/{}/refresh", v["id"]), json!({}));
-    assert_eq!((s, code(&v)), (502, "device_unreachable"), "{v}");
+    assert_eq!((s, code(&v)), (502, "device_certificate"), "{v}");
     assert!(
         v["error"]["message"]
             .as_str()

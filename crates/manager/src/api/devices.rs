@@ -324,7 +324,7 @@ pub async fn remove(
 }
 
 /// Fetches the device's capabilities now (admin).
-#[utoipa::path(post, path = "/api/v1/devices/{id}/refresh", responses((status = 200, body = Device), (status = 502, description = "device_unreachable")))]
+#[utoipa::path(post, path = "/api/v1/devices/{id}/refresh", responses((status = 200, body = Device), (status = 502, description = "device_unreachable; device_certificate: not the pinned certificate (or not from the CA); device_transport: plain HTTP refused or unusable TLS settings")))]
 pub async fn refresh(
     State(app): State<Arc<App>>,
     me: Me,
@@ -349,9 +349,14 @@ pub async fn refresh(
             .with(|c| devices::set_seen(c, id, "up", Some(&p.capabilities)))?,
         Err(e) => {
             app.db.with(|c| devices::set_seen(c, id, "down", None))?;
+            let code = match e {
+                crate::devices::DeviceError::Certificate(_) => "device_certificate",
+                crate::devices::DeviceError::Transport(_) => "device_transport",
+                _ => "device_unreachable",
+            };
             return Err(ApiError::new(
                 StatusCode::BAD_GATEWAY,
-                "device_unreachable",
+                code,
                 format!("device {}: {e}", d.name),
             ));
         }

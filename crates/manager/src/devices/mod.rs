@@ -40,6 +40,10 @@ pub enum DeviceError {
     /// The device answered something we cannot read.
     #[error("device answered unreadable JSON: {0}")]
     Garbled(String),
+    /// The device's certificate is not the pinned one (or not issued by
+    /// its CA): nothing was sent; an admin must confirm a new certificate.
+    #[error("device certificate refused: {0}")]
+    Certificate(String),
     /// The manager will not send anything: plain HTTP beyond loopback
     /// without `insecure`, or unusable TLS settings.
     #[error("{0}")]
@@ -51,6 +55,9 @@ impl From<ClientError> for DeviceError {
         match e {
             ClientError::Unreachable { reason, url, .. } => {
                 DeviceError::Unreachable(format!("{url}: {reason}"))
+            }
+            ClientError::Certificate { reason, url, .. } => {
+                DeviceError::Certificate(format!("{url}: {reason}"))
             }
             ClientError::Status {
                 status,
