@@ -176,6 +176,10 @@ pub fn alice_unchanged(w: &mut World) {
     );
     let (_, c) = alice.get(&format!("/api/v1/configs/{ca}"));
     assert_eq!(c["version"], 1);
+    let (_, list) = alice.get(&format!("/api/v1/experiments/{ea}/configs"));
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    let (_, list) = alice.get(&format!("/api/v1/experiments/{ea}/runs"));
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
     let (_, r) = alice.get(&format!("/api/v1/runs/{ra}"));
     assert_eq!(r["state"], "running", "{r}");
     assert_eq!(alice.get("/api/v1/tokens").1.as_array().unwrap().len(), 1);

@@ -311,7 +311,35 @@ fn cases(w: &World) -> Vec<Case> {
             none.clone(),
             &[404],
         ),
-        case(route("PUT", "/api/v1/configs/{id}"), &c, edit, &[404]),
+        case(
+            route("PUT", "/api/v1/configs/{id}"),
+            &c,
+            edit.clone(),
+            &[404],
+        ),
+        // His own, naming her experiment in the body (ignored: the second
+        // time is a stale edit or a taken name).
+        case(
+            route("PUT", "/api/v1/configs/{id}"),
+            format!("/api/v1/configs/{}", w.cb),
+            {
+                let mut e = edit.clone();
+                e["experiment"] = json!(ea);
+                e["name"] = json!("bobcfg");
+                e
+            },
+            &[200, 409],
+        ),
+        case(
+            route("POST", "/api/v1/experiments/{id}/configs"),
+            format!("/api/v1/experiments/{eb}/configs"),
+            {
+                let mut e = config("bobs2", "x");
+                e["experiment"] = json!(ea);
+                e
+            },
+            &[201, 409],
+        ),
         case(
             route("DELETE", "/api/v1/configs/{id}"),
             &c,
