@@ -32,6 +32,7 @@ pub mod devices;
 pub mod monitor;
 pub mod names;
 pub mod reservation;
+pub mod run;
 pub mod runs;
 pub mod validate;
 

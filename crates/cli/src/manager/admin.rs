@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use manager::db::users::{self, Role};
-use manager::reservation::{self, FileReservation, ReservationSource};
+use manager::db::users::Role;
+use manager::run;
 
 pub const RESERVATION_ABOUT: &str = "\
 Map a testbed reservation to a manager experiment, directly in the
@@ -91,43 +91,22 @@ pub fn user(args: &UserArgs) -> Result<bool> {
         password_file,
     } = &args.command;
     let password = match password_file {
-        Some(f) => std::fs::read_to_string(f)
-            .with_context(|| format!("reading {}", f.display()))?
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_owned(),
+        Some(f) => run::first_line(f)?,
         None => match std::env::var("STREAMGAUGE_PASSWORD") {
             Ok(p) if !p.is_empty() => p,
             _ => bail!("give --password-file FILE or set STREAMGAUGE_PASSWORD"),
         },
     };
-    let hash = manager::auth::passwords::hash(&password)?;
-    let role = if role == "admin" {
-        Role::Admin
-    } else {
-        Role::User
-    };
-    let db = db.open(data_dir.as_deref())?;
-    let existing = db.with(|c| users::by_name(c, username))?;
-    let id = match existing {
-        Some(u) => {
-            db.with(|c| users::set_password(c, u.id, &hash))?;
-            db.with(|c| users::set_role(c, u.id, role))?;
-            u.id
-        }
-        None => db.with(|c| users::create(c, username, &hash, role))?.id,
-    };
-    manager::audit::record(&db, "cli", "user.create", &format!("user/{id}"), username);
+    let role = Role::parse(role);
+    let id = run::add_user(&db.open(data_dir.as_deref())?, username, &password, role)?;
     println!("user {username} (id {id}, role {})", role.as_str());
     Ok(true)
 }
 
 /// Imports a reservation file.
 pub fn import(args: &ImportArgs) -> Result<bool> {
-    let r = FileReservation::new(&args.file).reservation()?;
     let db = args.db.open(args.data_dir.as_deref())?;
-    let report = reservation::import(&db, &r, "cli")?;
+    let report = run::import_reservation(&db, &args.file)?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(true)
 }

@@ -9,8 +9,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use manager::run;
 
 pub const LONG_ABOUT: &str = "\
 The management plane: one process serving the REST API (spec/manager-api.md,
@@ -73,7 +74,7 @@ pub struct ManagerArgs {
     #[arg(long, value_name = "FILE")]
     pub admin_password_file: Option<PathBuf>,
     /// Time between two polls of every device: seconds, or with a unit (500ms, 15s, 2m).
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = run::parse_duration)]
     pub monitor_interval: Duration,
     /// Collection server (HOST:PORT) receiving monitoring snapshots as the stream manager_monitor.
     #[arg(long, value_name = "HOST:PORT")]
@@ -82,7 +83,7 @@ pub struct ManagerArgs {
     #[arg(long, value_name = "DOMAIN", default_value = "streamgauge_manager")]
     pub monitor_domain: String,
     /// Lifetime of a browser session: seconds, or with a unit (30m, 12h).
-    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = run::parse_duration)]
     pub session_ttl: Duration,
     /// Serve over TLS with this certificate chain (PEM, leaf first); needs --tls-key. Session cookies then carry Secure.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -115,36 +116,16 @@ pub struct DbArgs {
 impl DbArgs {
     /// The target, if `--db` was given.
     pub fn target(&self) -> Result<Option<manager::db::DbTarget>> {
-        let Some(url) = &self.db else {
-            return Ok(None);
-        };
-        let t = manager::db::DbTarget::parse(url).map_err(anyhow::Error::msg)?;
-        let password = match &self.db_password_file {
-            Some(f) => Some(
-                std::fs::read_to_string(f)
-                    .with_context(|| format!("reading {}", f.display()))?
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_end_matches('\r')
-                    .to_owned(),
-            ),
-            None => std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()),
-        };
-        Ok(Some(t.with_password(password)))
+        Ok(run::db_target(
+            self.db.as_deref(),
+            self.db_password_file.as_deref(),
+        )?)
     }
 
     /// The database for an offline subcommand: `--db`, else
     /// `<data-dir>/manager.db`.
     pub fn open(&self, data_dir: Option<&std::path::Path>) -> Result<manager::db::Db> {
-        if let Some(t) = self.target()? {
-            return Ok(manager::db::Db::connect(&t)?);
-        }
-        let Some(dir) = data_dir else {
-            bail!("give --data-dir DIR (where manager.db is) or --db URL");
-        };
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(manager::db::Db::open(&dir.join("manager.db"))?)
+        Ok(run::open(self.target()?, data_dir)?)
     }
 }
 
@@ -175,42 +156,5 @@ pub fn run(args: &ManagerArgs) -> Result<bool> {
             };
             serve::run(args, &dir, db)
         }
-    }
-}
-
-/// `15`, `15s`, `500ms`, `2m`, `12h` → a duration.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (e.g. 15s, 500ms, 2m, 12h)"))?;
-    let scale = match unit {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        "d" => 86_400.0,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use ms, s, m, h, d)")),
-    };
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("{s:?}: must be positive"));
-    }
-    Ok(Duration::from_secs_f64(n * scale))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("15").unwrap(), Duration::from_secs(15));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("12h").unwrap(), Duration::from_secs(43_200));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("-1s").is_err());
     }
 }
