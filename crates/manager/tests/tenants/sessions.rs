@@ -143,7 +143,7 @@ pub fn deleted_experiment(w: &World) {
         .unwrap();
     assert_eq!(
         w.run(bob, eg, cbg),
-        (rg, sg),
+        (rg, sg.clone()),
         "the run id and session name of alice's deleted run come again"
     );
     let v = bob.ok(&format!("/api/v1/runs/{rg}/start"), json!({}));
@@ -153,6 +153,14 @@ pub fn deleted_experiment(w: &World) {
     assert_eq!((s, files.clone()), (200, json!([])), "her files: {files}");
     let (_, log) = bob.get(&format!("/api/v1/runs/{rg}/log"));
     assert_eq!(log["devices"], json!([]), "her session's log: {log}");
+    // Nor do the device's snapshots show it to him.
+    let since = manager::now_s();
+    let snaps = format!("/api/v1/devices/{}/snapshots?since={since}", w.tap);
+    wait_for("a snapshot after his start", || {
+        bob.get(&snaps).1.as_array().is_some_and(|a| !a.is_empty())
+    });
+    let (_, v) = bob.get(&snaps);
+    assert!(!v.to_string().contains(&format!("\"{sg}\"")), "{v}");
 }
 
 /// Still his: a session of his run's name in his domain, never started
