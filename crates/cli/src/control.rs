@@ -2,11 +2,9 @@
 //! `streamgauge server` by hand (feedback, spec §3.7), through the server's
 //! `--metrics` HTTP endpoint (`GET /feedback`, `POST /control/…`).
 
-use std::net::SocketAddr;
-
-use anyhow::{bail, Context, Result};
+use ::server::run::control;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value};
 
 pub const LONG_ABOUT: &str = "\
 Steer senders by hand. A running `streamgauge server --metrics ADDR` keeps
@@ -70,44 +68,9 @@ enum ControlCommand {
     },
 }
 
-fn metrics_addr(s: &str) -> Result<SocketAddr> {
-    if let Ok(port) = s.parse::<u16>() {
-        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    s.parse()
-        .with_context(|| format!("--metrics {s:?}: want ADDR:PORT (e.g. 127.0.0.1:9100) or a port"))
-}
-
-/// The control message: `{"action": ACTION, KEY: VALUE, …}`.
-fn message(action: &str, args: &[String]) -> Result<Value> {
-    let mut m = Map::new();
-    m.insert("action".into(), Value::String(action.to_owned()));
-    for a in args {
-        let Some((k, v)) = a.split_once('=') else {
-            bail!("argument {a:?}: want KEY=VALUE, e.g. stream=app_udp or samples=10");
-        };
-        if k.is_empty() || k == "action" {
-            bail!("argument {a:?}: want KEY=VALUE with a key other than `action`");
-        }
-        let value = if let Ok(i) = v.parse::<i64>() {
-            Value::from(i)
-        } else if let Some(f) = v.parse::<f64>().ok().filter(|f| f.is_finite()) {
-            Value::from(f)
-        } else if let Ok(b) = v.parse::<bool>() {
-            Value::Bool(b)
-        } else {
-            Value::String(v.to_owned())
-        };
-        if m.insert(k.to_owned(), value).is_some() {
-            bail!("argument {k:?} given twice");
-        }
-    }
-    Ok(Value::Object(m))
-}
-
 /// Sends the request and prints the answer.
 pub fn run(args: &ControlArgs) -> Result<bool> {
-    let addr = metrics_addr(&args.metrics)?;
+    let addr = control::endpoint(&args.metrics).map_err(anyhow::Error::msg)?;
     let hint = format!("is `streamgauge server` running, and with --metrics or --http {addr}?");
     let client = httpkit::client::Client::new(&addr.to_string(), "server HTTP endpoint", &hint)
         .with_token(args.token.clone());
@@ -121,47 +84,14 @@ pub fn run(args: &ControlArgs) -> Result<bool> {
             action,
             args,
         } => {
-            for (name, v) in [("domain", domain), ("sender", sender)] {
-                if v.is_empty() || v.contains(['/', ' ', '?', '#']) {
-                    bail!("{name} {v:?}: want a non-empty name without '/', spaces, '?' or '#'");
-                }
-            }
-            let msg = message(action, args)?;
-            let path = format!("/control/{domain}/{sender}");
-            let answer = client.post_json(&path, &msg)?;
-            let ids: Value = serde_json::from_str(answer.trim())
+            control::check_name("domain", domain).map_err(anyhow::Error::msg)?;
+            control::check_name("sender", sender).map_err(anyhow::Error::msg)?;
+            let msg = control::message(action, args).map_err(anyhow::Error::msg)?;
+            let answer = client.post_json(&format!("/control/{domain}/{sender}"), &msg)?;
+            let ids: serde_json::Value = serde_json::from_str(answer.trim())
                 .with_context(|| format!("{addr} answered {answer:?}, not JSON"))?;
             println!("sent {msg} to {domain}/{sender}: ids {}", ids["ids"]);
         }
     }
     Ok(true)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_become_typed_json() {
-        let m = message(
-            "set-filter",
-            &[
-                "stream=a_b".into(),
-                "value=0.5".into(),
-                "samples=10".into(),
-                "on=true".into(),
-                "filter=avg".into(),
-            ],
-        )
-        .unwrap();
-        assert_eq!(
-            m.to_string(),
-            r#"{"action":"set-filter","stream":"a_b","value":0.5,"samples":10,"on":true,"filter":"avg"}"#
-        );
-        assert!(message("pause", &["x".into()]).is_err());
-        assert!(message("pause", &["action=x".into()]).is_err());
-        assert!(message("pause", &["a=1".into(), "a=2".into()]).is_err());
-        assert_eq!(metrics_addr("9100").unwrap().to_string(), "127.0.0.1:9100");
-        assert!(metrics_addr("nowhere").is_err());
-    }
 }

@@ -27,6 +27,7 @@ macro_rules! bail {
 }
 
 pub mod config;
+pub mod control;
 pub mod file;
 pub mod http;
 pub mod limits;
