@@ -9,7 +9,9 @@ use capture::daemon::{Daemon, DaemonConfig};
 use serde_json::{json, Value};
 
 use crate::common::ADMIN_PW;
-use crate::common::{self, add_users, collection_server, start, wait_for, Api, TestManager};
+use crate::common::{
+    self, add_users, collection_server, start_on, wait_for, Api, Backend, TestManager,
+};
 use crate::{A_CONFIG, A_DESC, A_DOMAIN, A_META, A_NAME, A_ROW, A_ROW2, A_STREAM, A_TOKEN, TAG};
 
 /// The daemon's control token (in the manager's credentials as `tap`).
@@ -79,7 +81,7 @@ fn id(v: &Value) -> i64 {
 }
 
 impl World {
-    pub fn new() -> World {
+    pub fn new(backend: Backend) -> World {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let srv = collection_server(&rt, dir.path(), |_| {});
@@ -94,7 +96,7 @@ impl World {
         let daemon = rt.block_on(Daemon::start(dcfg)).unwrap();
         let creds = dir.path().join("credentials");
         httpkit::secret::write_private(&creds, format!("tap {DAEMON_TOKEN}\n")).unwrap();
-        let t = start(|c| {
+        let t = start_on(backend, |c| {
             c.monitor_interval = Duration::from_millis(300);
             c.credentials = Some(creds.clone());
         });
