@@ -3,8 +3,9 @@
 //! are captured into an IPFIX file, the daemon is killed once its flow
 //! checkpoint holds every packet, restarted (the flows come back into the
 //! restarted session, the open file is repaired), more packets follow and
-//! the session stops cleanly. The IPFIX files, read with our decoder and
-//! with tshark, count every packet and byte sent exactly once.
+//! the session stops cleanly. The IPFIX files, read with our decoder, with
+//! tshark and (replayed to nfcapd) with nfdump, count every packet and byte
+//! sent exactly once.
 
 mod common;
 
@@ -179,4 +180,13 @@ fn sigkill_loses_no_checkpointed_flow_and_counts_none_twice() {
     }
     let total = sent.values().fold((0, 0), |t, v| (t.0 + v.0, t.1 + v.1));
     assert_eq!((packets, octets), total, "tshark's totals");
+    // So do nfdump's, the files' messages replayed to its collector.
+    if common::have("nfcapd") && common::have("nfdump") {
+        let nf = common::nfcapd::Nfcapd::start(dir.path());
+        for f in &files {
+            nf.replay(&std::fs::read(f).unwrap());
+        }
+        let st = nf.finish();
+        assert_eq!((st.packets, st.bytes), total, "nfdump's totals: {st:?}");
+    }
 }

@@ -7,25 +7,6 @@ use capture::config::SessionConfig;
 use capture::offline::run_file;
 use capture::session::SessionEnv;
 use common::*;
-use std::process::{Child, Command};
-use std::time::Duration;
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// 40 flows (IPv4 UDP and TCP, a few IPv6) over 25 s of packet time.
 fn traffic() -> (Vec<(u64, Vec<u8>)>, u64, u64) {
     let mut frames = Vec::new();
@@ -79,34 +60,8 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
     let (frames, pkts, bytes) = traffic();
     let input = t.path().join("in.pcap");
     write_pcap(&input, &frames);
-    let port = free_udp_port();
-    let flowdir = t.path().join("flows");
-    std::fs::create_dir(&flowdir).unwrap();
-    let child = Command::new("nfcapd")
-        .args([
-            "-b",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "-w",
-            flowdir.to_str().unwrap(),
-            "-t",
-            "3600",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut nfcapd = Kill(child);
-    // Ready once the port is taken (our bind fails).
-    let t0 = std::time::Instant::now();
-    while std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "nfcapd did not bind 127.0.0.1:{port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let nfcapd = nfcapd::Nfcapd::start(t.path());
+    let port = nfcapd.port;
     let cfg = SessionConfig::from_json(&format!(
         r#"{{"name":"fl","outputs":[{{"type":"ipfix","target":{{"transport":"udp","collector":"127.0.0.1:{port}","template_refresh_s":5}},
             "flows":{{"idle_timeout_s":2,"active_timeout_s":10}}}}]}}"#
@@ -122,25 +77,12 @@ fn nfcapd_receives_udp_export_without_sequence_failures() {
     let sum = run_file(&input, vec![cfg], &env).unwrap();
     let exported = sum.sessions[0].1.flows_exported;
     assert!(exported > 40, "active timeouts split flows: {exported}");
-    std::thread::sleep(Duration::from_millis(500));
     // SIGTERM: nfcapd flushes and closes its file.
-    Command::new("kill")
-        .args(["-TERM", &nfcapd.0.id().to_string()])
-        .status()
-        .unwrap();
-    let _ = nfcapd.0.wait();
-    let stat = run("nfdump", &["-R", flowdir.to_str().unwrap(), "-I"]);
-    let field = |name: &str| -> u64 {
-        stat.lines()
-            .find(|l| l.trim_start().starts_with(name))
-            .and_then(|l| l.split(':').nth(1))
-            .map(|v| v.trim().parse().unwrap())
-            .unwrap_or_else(|| panic!("{name} not in nfdump -I output:\n{stat}"))
-    };
-    assert_eq!(field("Sequence failures"), 0, "{stat}");
-    assert_eq!(field("Flows"), exported, "{stat}");
-    assert_eq!(field("Packets"), pkts, "{stat}");
-    assert_eq!(field("Bytes"), bytes, "{stat}");
+    let st = nfcapd.finish();
+    assert_eq!(st.sequence_failures, 0, "{st:?}");
+    assert_eq!(st.flows, exported, "{st:?}");
+    assert_eq!(st.packets, pkts, "{st:?}");
+    assert_eq!(st.bytes, bytes, "{st:?}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::Path;
 
 pub mod daemon_proc;
 pub mod netns;
+pub mod nfcapd;
 
 /// True when `tool` is on PATH; otherwise a recorded skip (a failure
 /// under CI, see `testkit`).
