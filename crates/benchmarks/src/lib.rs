@@ -9,6 +9,9 @@
 //! - [`readers`]: what live tails and downsampled queries cost ingestion,
 //!   and the tail's latency;
 //! - [`capture`]: live capture against tcpdump on the same traffic;
+//! - [`hostile`]: a sender's rate, rows, and the server's memory and
+//!   descriptors under slowloris, abandoned tails, maximal headers and
+//!   malformed connections (binary `bench-hostile`);
 //! - [`query`]: the query API's downsampling and exports against the
 //!   databases' own dumps;
 //! - [`c_inject`], [`c_observer`]: liboml2 from C, ours against the
@@ -40,6 +43,7 @@ mod c_core;
 pub mod c_inject;
 pub mod c_observer;
 pub mod capture;
+pub mod hostile;
 #[cfg(feature = "inline")]
 pub mod inline;
 pub mod observer;

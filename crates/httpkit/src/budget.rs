@@ -57,11 +57,17 @@ impl Default for Budget {
 pub struct Gate {
     /// One permit per connection the listener may hold.
     slots: Arc<Semaphore>,
-    /// Connections refused since the last warning (logged once per burst).
+    /// Connections refused since the last warning.
     refused: Arc<AtomicU64>,
+    /// When the last line about refusals was written: at most one per
+    /// [`LOG_PERIOD`], however often the listener fills and drains.
+    logged: Arc<std::sync::Mutex<Option<Instant>>>,
     /// The cap, for the log.
     cap: usize,
 }
+
+/// Shortest time between two log lines about refused connections.
+const LOG_PERIOD: Duration = Duration::from_secs(10);
 
 /// The "full" answer: sent without waiting (a non-blocking write into the
 /// socket's empty send buffer) so a refused connection costs nothing.
@@ -76,6 +82,7 @@ impl Gate {
         Gate {
             slots: Arc::new(Semaphore::new(cap.max(1))),
             refused: Arc::new(AtomicU64::new(0)),
+            logged: Arc::default(),
             cap: cap.max(1),
         }
     }
@@ -86,8 +93,8 @@ impl Gate {
     pub fn admit(&self, stream: &tokio::net::TcpStream) -> Option<OwnedSemaphorePermit> {
         match Arc::clone(&self.slots).try_acquire_owned() {
             Ok(p) => {
-                let refused = self.refused.swap(0, Ordering::Relaxed);
-                if refused > 0 {
+                if self.refused.load(Ordering::Relaxed) > 0 && self.may_log() {
+                    let refused = self.refused.swap(0, Ordering::Relaxed);
                     tracing::warn!(
                         refused,
                         cap = self.cap,
@@ -97,16 +104,31 @@ impl Gate {
                 Some(p)
             }
             Err(_) => {
-                if self.refused.fetch_add(1, Ordering::Relaxed) == 0 {
+                if self.refused.fetch_add(1, Ordering::Relaxed) == 0 && self.may_log() {
                     tracing::warn!(
                         cap = self.cap,
-                        "HTTP listener full: refusing connections (counted until one is admitted)"
+                        "HTTP listener full: refusing connections (counted; at most one line per 10 s)"
                     );
                 }
                 let _ = stream.try_write(FULL);
                 None
             }
         }
+    }
+
+    /// True if no line about refusals was written in the last
+    /// [`LOG_PERIOD`] (and this one is then counted as written).
+    fn may_log(&self) -> bool {
+        let mut logged = self
+            .logged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        if logged.is_some_and(|t| now.duration_since(t) < LOG_PERIOD) {
+            return false;
+        }
+        *logged = Some(now);
+        true
     }
 
     /// Connections open now.
@@ -239,6 +261,17 @@ mod tests {
         assert!(head.contains(&format!("content-length: {}", body.len())));
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["error"]["code"], "too_many_connections");
+    }
+
+    #[test]
+    fn refusals_are_logged_at_most_once_per_period() {
+        // A listener that fills and drains many times a second (abandoned
+        // live tails) wrote two lines per burst: 385 in 20 s.
+        let gate = Gate::new(1);
+        assert!(gate.may_log());
+        assert!((0..1000).all(|_| !gate.may_log()));
+        *gate.logged.lock().unwrap() = Some(Instant::now() - LOG_PERIOD);
+        assert!(gate.may_log(), "the next period writes again");
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod session;
 mod shutdown;
 pub mod tls;
 mod transport;
+pub mod trim;
 mod writer;
 
 pub use config::{AuthSettings, Backend, PgOptions, ServerConfig, TlsSettings, DEFAULT_PORT};

@@ -124,6 +124,7 @@ impl Server {
             }
             None => Hook::none(),
         });
+        crate::trim::start();
         let metrics = Metrics::new();
         let metrics_listener = match config.metrics_listen {
             Some(addr) => Some(bind(addr).map_err(|source| ServerError::Bind { addr, source })?),

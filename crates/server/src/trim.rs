@@ -1,0 +1,65 @@
+//! Giving memory back to the system after load.
+//!
+//! What a burst of connections, tails or large headers made the server
+//! allocate is freed when they end, but both allocators in the process keep
+//! freed memory mapped until something asks them to return it:
+//!
+//! - mimalloc (the `streamgauge` binary's global allocator) returns freed
+//!   pages after a delay, but only when some thread allocates again: after
+//!   the load, with every thread idle, nothing is returned;
+//! - glibc's allocator, which SQLite uses, keeps freed memory in its arenas.
+//!
+//! So one thread asks both, every [`PERIOD`]. Measured by `bench-hostile`
+//! (docs/benchmarks.md): 10 000 connections closed, resident memory back
+//! within about a second instead of never.
+
+use std::time::Duration;
+
+// Links mimalloc's C library (whose `mi_collect` is called below) in every
+// build of the server, whichever global allocator the binary chose.
+use libmimalloc_sys as _;
+
+/// How often freed memory is handed back.
+pub const PERIOD: Duration = Duration::from_secs(5);
+
+#[allow(unsafe_code)]
+extern "C" {
+    /// mimalloc: collects the calling thread's heap and purges the freed
+    /// pages of every arena (`force`: now, rather than after the delay).
+    fn mi_collect(force: bool);
+}
+
+/// Starts the thread that hands freed memory back every [`PERIOD`] (once
+/// per process, however many servers it runs); it runs until the process
+/// ends.
+pub fn start() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(spawn);
+}
+
+fn spawn() {
+    let spawned = std::thread::Builder::new()
+        .name("memory-trim".into())
+        .spawn(|| loop {
+            std::thread::sleep(PERIOD);
+            trim();
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the memory trimming thread; freed memory is returned only under load");
+    }
+}
+
+/// Hands freed memory back to the system once.
+pub fn trim() {
+    // mimalloc collects only for a thread whose heap it has set up, which
+    // it does at the thread's first allocation.
+    drop(std::hint::black_box(Box::new(0u64)));
+    // SAFETY: both take no pointers and may be called from any thread at
+    // any time.
+    #[allow(unsafe_code)]
+    unsafe {
+        mi_collect(true);
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        libc::malloc_trim(0);
+    }
+}
