@@ -214,6 +214,19 @@ pub fn self_signed(dir: &Path, names: &[String]) -> Result<SelfSigned, TlsError>
     })
 }
 
+/// Reads a PEM certificate chain (leaf first); an error names the file and
+/// what is wrong. The one PEM reader of the project's TLS listeners.
+pub fn load_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    read_certs("certificate", path)
+}
+
+/// Reads a PEM private key (PKCS#8, PKCS#1 or SEC1), which must be
+/// owner-only ([`crate::secret`]); a certificate given as the key is
+/// reported as that, not as exposed.
+pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    read_key(path)
+}
+
 /// The fingerprint of the first certificate in a PEM file (the leaf of a
 /// chain), for a client that pins the certificate it was given.
 pub fn fingerprint_of_file(path: &Path) -> Result<Fingerprint, TlsError> {
