@@ -188,7 +188,14 @@ pub fn run(args: &ProxyArgs) -> Result<bool> {
     if let Some(ProxyCommand::Ctl(c)) = &args.ctl {
         return ctl::run(c);
     }
-    let config = Options::from(args).resolve()?;
+    let mut config = Options::from(args).resolve()?;
+    if let Some(t) = ::proxy::run::secure_control(&mut config)? {
+        let done = if t.created { "created" } else { "uses" };
+        eprintln!(
+            "streamgauge proxy: the control endpoint listens beyond loopback without --auth-file: it {done} the token file {} (read and control scopes; pass --auth-file FILE for your own)",
+            t.path.display()
+        );
+    }
     let level = ::server::run::config::log_level(args.debug_level);
     let logfile = args.logfile.as_ref().filter(|p| p.as_os_str() != "-");
     crate::logging::init(logfile, level)?;

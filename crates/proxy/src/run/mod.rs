@@ -179,6 +179,36 @@ pub fn parse_control(s: &str) -> Result<Option<SocketAddr>, String> {
     })
 }
 
+/// Where the control endpoint's tokens are when the proxy made them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedTokens {
+    /// The token file (`<journal>/control.tokens`).
+    pub path: PathBuf,
+    /// Whether this start created it (else an earlier start did).
+    pub created: bool,
+}
+
+/// A proxy never serves its control endpoint open: one bound beyond
+/// loopback without `--auth-file` gets `<journal>/control.tokens`, created
+/// on first start (owner-only, one random token with the read and control
+/// scopes) and kept for the next starts, as its token file. Returns where
+/// it is, for the operator to be told; `None` when the endpoint is off, on
+/// loopback, or has a token file.
+pub fn secure_control(config: &mut ProxyConfig) -> Result<Option<CreatedTokens>, RunError> {
+    let beyond_loopback = config.control.is_some_and(|a| !a.ip().is_loopback());
+    if !beyond_loopback || config.auth_file.is_some() {
+        return Ok(None);
+    }
+    let path = config.journal_dir.join("control.tokens");
+    let init = httpkit::token_init::load_or_create(&path, "*", "read,control")
+        .map_err(|e| RunError::Invalid(format!("{e} (or pass --auth-file FILE)")))?;
+    config.auth_file = Some(path.clone());
+    Ok(Some(CreatedTokens {
+        path,
+        created: init.created,
+    }))
+}
+
 /// Runs the proxy until SIGTERM or SIGINT, applying the reference's
 /// command lines typed on standard input; the journals stay for the next
 /// start.
@@ -216,6 +246,22 @@ mod tests {
             Ok(Some(SocketAddr::from(([127, 0, 0, 1], 3004))))
         );
         assert!(parse_control("nowhere").is_err());
+    }
+
+    #[test]
+    fn a_control_endpoint_beyond_loopback_gets_a_token_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::new(dir.path().join("j"));
+        o.listen = 3005;
+        let mut loopback = o.resolve().unwrap();
+        assert_eq!(secure_control(&mut loopback).unwrap(), None);
+        o.control = "0.0.0.0:0".into();
+        let mut open = o.resolve().unwrap();
+        let made = secure_control(&mut open).unwrap().unwrap();
+        assert!(made.created);
+        assert_eq!(open.auth_file.as_deref(), Some(made.path.as_path()));
+        let again = secure_control(&mut o.resolve().unwrap()).unwrap().unwrap();
+        assert!(!again.created, "kept for the next starts");
     }
 
     #[test]

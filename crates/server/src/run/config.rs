@@ -175,6 +175,7 @@ impl Options {
         (server.auth, server.tls) = self.security.resolve(&file)?;
         self.http.apply(&file, &mut server)?;
         self.limits.apply(&file, &mut server)?;
+        never_open(&server)?;
         server.self_domain = self
             .self_domain
             .clone()
@@ -269,6 +270,24 @@ impl Options {
     }
 }
 
+/// The HTTP endpoints are never open: bound beyond loopback, they need a
+/// token file (`--auth-file`) or the explicit choice of public reads
+/// (`--http-public`; control stays with loopback callers).
+fn never_open(server: &ServerConfig) -> Result<(), RunError> {
+    let open = [server.http_listen, server.metrics_listen]
+        .into_iter()
+        .flatten()
+        .find(|a| !a.ip().is_loopback());
+    match open {
+        Some(addr) if server.auth.is_none() && !server.http_public => bail!(
+            "--http {addr} listens beyond loopback without a token file: pass --auth-file FILE \
+             (lines '* <token> read,control' for HTTP clients), or --http-public to let any \
+             address read (control stays with loopback callers), or bind --http to 127.0.0.1"
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The reference's debug levels: -2 error, -1 warning, 0 info, 1 or more
 /// debug.
 pub fn log_level(level: i32) -> tracing::Level {
@@ -334,6 +353,22 @@ mod tests {
         assert_eq!(parse_partition_rows("1000000"), Ok(1_000_000));
         assert!(parse_partition_rows("10").is_err());
         assert!(parse_partition_rows("x").is_err());
+    }
+
+    #[test]
+    fn http_beyond_loopback_needs_tokens_or_public_reads() {
+        let mut o = Options::default();
+        o.http.http_listen = Some("127.0.0.1:0".parse().unwrap());
+        assert!(o.resolve().is_ok());
+        o.http.http_listen = Some("0.0.0.0:0".parse().unwrap());
+        let e = o.resolve().unwrap_err().to_string();
+        assert!(e.contains("--auth-file"), "{e}");
+        o.http.http_public = true;
+        assert!(o.resolve().is_ok());
+        o.http.http_public = false;
+        o.metrics = Some("[::]:0".parse().unwrap());
+        o.http.http_listen = None;
+        assert!(o.resolve().is_err(), "the older name too");
     }
 
     #[test]
