@@ -1,6 +1,6 @@
-//! The daemon as a process (this test binary re-run as `child_daemon`,
-//! which runs `capture::daemon::run_until_signal`, the function behind
-//! `streamgauge capture --config`):
+//! The daemon as a process (`common::daemon_proc`: this test binary re-run
+//! as `child_daemon`, which runs `capture::daemon::run_until_signal`, the
+//! function behind `streamgauge capture --config`):
 //!
 //! - SIGKILL during capture on a veth in a namespace, then a restart: the
 //!   session is listed again and captures again, the file left open is
@@ -15,94 +15,22 @@ mod common;
 mod archive_common;
 
 use capture::daemon::ctl::{CtlClient, CtlError};
-use capture::daemon::DaemonConfig;
+use common::daemon_proc::{child_main, wait_for, DaemonProc};
 use common::netns::{in_netns, pair, root_or_skip, wait_reachable};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-const CHILD_ENV: &str = "CAPTURE_DAEMON_CHILD_CONFIG";
+use std::time::Duration;
 
 /// Child side: the daemon on the configuration named in the environment.
 #[test]
 fn child_daemon() {
-    let Ok(path) = std::env::var(CHILD_ENV) else {
-        return;
-    };
-    let cfg = DaemonConfig::from_toml(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(capture::daemon::run_until_signal(cfg, |addr| {
-        println!("LISTENING {addr}");
-    }))
-    .unwrap();
-}
-
-/// A daemon process; killed on drop if still running.
-struct DaemonProc {
-    child: Child,
-    /// Kept open so the child never writes into a closed pipe.
-    _out: BufReader<ChildStdout>,
-    addr: String,
-}
-
-impl DaemonProc {
-    fn start(config: &Path) -> DaemonProc {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_daemon", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, config)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        let addr = loop {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "daemon exited early");
-            // The harness prints "test child_daemon ... " on the same line.
-            if let Some((_, a)) = line.trim().split_once("LISTENING ") {
-                break a.to_string();
-            }
-        };
-        DaemonProc {
-            child,
-            _out: out,
-            addr,
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let s = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(s.success());
-    }
-}
-
-impl Drop for DaemonProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !ok() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(secs),
-            "timed out: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    child_main();
 }
 
 fn get(c: &CtlClient, path: &str) -> Value {
