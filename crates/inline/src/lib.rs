@@ -30,6 +30,7 @@ pub mod netns;
 mod program;
 mod reader;
 mod record;
+pub mod run;
 pub mod settings;
 mod streams;
 mod summary;

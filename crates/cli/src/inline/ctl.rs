@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use inline::{ProgramMaps, Role, Settings};
+use inline::Role;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum RoleArg {
@@ -40,24 +40,16 @@ enum Action {
 }
 
 pub fn run(args: &CtlArgs) -> Result<bool> {
-    if let Some(ns) = &args.netns {
-        inline::netns::enter(ns)?;
-    }
     let role = match args.role {
         RoleArg::Source => Role::Source,
         RoleArg::Sink => Role::Sink,
     };
-    let maps = ProgramMaps::find(&args.dev, role)?;
-    let mut settings = Settings::from_config(&maps.config()?);
-    if let Action::Set { pairs } = &args.action {
-        settings.set_all(pairs.iter().map(String::as_str))?;
-        maps.set_config(&settings.to_config())?;
-    }
-    for (k, v) in settings.to_pairs() {
-        println!("{k}={v}");
-    }
-    for (k, v) in maps.counters()?.named(role) {
-        println!("counter.{k}={v}");
+    let set = match &args.action {
+        Action::Set { pairs } => Some(pairs.as_slice()),
+        Action::Show => None,
+    };
+    for line in inline::run::ctl(&args.dev, role, args.netns.as_deref(), set)? {
+        println!("{line}");
     }
     Ok(true)
 }
