@@ -138,6 +138,48 @@ fn devices_over_tls(b: Backend) {
     );
     assert_eq!((s, code(&v)), (400, "invalid_request"), "{v}");
 
+    // The async client (file downloads, the live-data relay) verifies the
+    // same way as the blocking one.
+    let record = |fp: String| manager::db::devices::Device {
+        id: 0,
+        name: "direct".into(),
+        kind: manager::db::devices::Kind::Capture,
+        site: None,
+        hostname: "127.0.0.1".into(),
+        port: a.local_addr().port(),
+        description: String::new(),
+        credential_ref: None,
+        tls_fingerprint: Some(fp),
+        ca_file: None,
+        insecure: false,
+        capabilities: json!(null),
+        status: "unknown".into(),
+        last_seen_unix_s: None,
+        version: 1,
+    };
+    let fetch = |d: manager::db::devices::Device| {
+        rt.block_on(async {
+            let client = manager::devices::transport::http(&reqwest::Client::new(), &d).unwrap();
+            client
+                .get(format!("{}/api/v1/capabilities", d.base_url()))
+                .bearer_auth("daemon-op")
+                .send()
+                .await
+        })
+    };
+    assert_eq!(fetch(record(pin_a.to_string())).unwrap().status(), 200);
+    let e = fetch(record(pin_other.to_string())).unwrap_err();
+    let mut chain = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        chain.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    assert!(
+        chain.contains(&pin_a.to_string()) && chain.contains(&pin_other.to_string()),
+        "the refusal names both certificates: {chain}"
+    );
+
     // CA-file mode: a daemon with a CA-issued certificate.
     let (ca, cert, key) = ca_issued(dir.path(), "lab");
     let (foreign_ca, _, _) = ca_issued(dir.path(), "foreign");

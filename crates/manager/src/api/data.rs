@@ -20,10 +20,17 @@ use crate::devices::relay_path::{upstream_url, Resource};
 use crate::devices::{capture, collector};
 
 fn unreachable(what: &str, e: reqwest::Error) -> ApiError {
+    // The causes too: a refused certificate is only named by them.
+    let mut why = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        why.push_str(&format!(": {s}"));
+        source = s.source();
+    }
     ApiError::new(
         StatusCode::BAD_GATEWAY,
         "device_unreachable",
-        format!("{what} did not answer: {e}"),
+        format!("{what} did not answer: {why}"),
     )
 }
 
