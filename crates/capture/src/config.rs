@@ -10,7 +10,7 @@
 //!   "anonymization": {"key": "site-key"},
 //!   "outputs": [{"type": "pcapng"}, {"type": "counters"}]
 //! }"#).unwrap();
-//! assert_eq!(cfg.snaplen, 65535);
+//! assert_eq!(cfg.snaplen, 262_144);
 //! ```
 
 use crate::anon::AddrFields;
@@ -74,8 +74,11 @@ impl OutputConfig {
     }
 }
 
+/// tcpdump's default and largest snap length: whole frames of any link.
+pub const DEFAULT_SNAPLEN: u32 = 262_144;
+
 fn default_snaplen() -> u32 {
-    65535
+    DEFAULT_SNAPLEN
 }
 fn default_interval() -> u64 {
     10
@@ -96,7 +99,8 @@ pub struct SessionConfig {
     /// GIMS filter shortcuts, and-ed with `filter`.
     #[serde(default, skip_serializing_if = "Shortcuts::is_empty")]
     pub shortcuts: Shortcuts,
-    /// Bytes kept per packet.
+    /// Bytes kept per packet; by default tcpdump's 262144, so frames of
+    /// any length the link carries (GRO/TSO super-frames on loopback) stay whole.
     #[serde(default = "default_snaplen")]
     pub snaplen: u32,
     /// Keep only the L2-L4 headers.
@@ -185,8 +189,11 @@ impl SessionConfig {
                 format!("{n:?} must be 1-64 of [A-Za-z0-9_.-], not starting with '.'"),
             );
         }
-        if self.snaplen < 14 || self.snaplen > 262_144 {
-            return bad("snaplen", format!("{} not in 14..=262144", self.snaplen));
+        if self.snaplen < 14 || self.snaplen > DEFAULT_SNAPLEN {
+            return bad(
+                "snaplen",
+                format!("{} not in 14..={DEFAULT_SNAPLEN}", self.snaplen),
+            );
         }
         if let Err(e) = self.sampling.validate() {
             return bad("sampling", e);

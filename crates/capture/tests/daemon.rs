@@ -99,9 +99,10 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
     assert_eq!(caps["interfaces"][0]["name"], "va");
     assert_eq!(caps["policy"]["max_snaplen"], 65535);
 
-    let s1 = r#"{"name":"s1","interface":"va","filter":"udp port 5001",
+    // The node caps snaplen below the 262144 default: sessions name theirs.
+    let s1 = r#"{"name":"s1","interface":"va","filter":"udp port 5001","snaplen":65535,
         "outputs":[{"type":"pcap"}],"counter_interval_s":1}"#;
-    let s2 = r#"{"name":"s2","interface":"va","shortcuts":{"proto":"udp","dst_port":5002},
+    let s2 = r#"{"name":"s2","interface":"va","shortcuts":{"proto":"udp","dst_port":5002},"snaplen":1500,
         "header_only":true,"outputs":[{"type":"pcapng"}],"counter_interval_s":1}"#;
     t1.post("/api/v1/sessions?experiment=lab1", s1).unwrap();
     t2.post("/api/v1/sessions?experiment=lab2", s2).unwrap();
@@ -234,7 +235,7 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
     admin
         .post(
             "/api/v1/sessions?experiment=lab1",
-            r#"{"name":"s3","interface":"vc","outputs":[{"type":"pcap"}]}"#,
+            r#"{"name":"s3","interface":"vc","snaplen":65535,"outputs":[{"type":"pcap"}]}"#,
         )
         .unwrap();
     admin.post("/api/v1/sessions/s3/start", "{}").unwrap();

@@ -190,6 +190,52 @@ fn errors_and_policy() {
         SessionConfig::from_toml("name = \"k\"\nsnaplen = 96\n[anonymization]\nkey = \"site\"\n")
             .unwrap();
     assert_eq!(policy.check(&ok), Ok(()));
+    // The default is tcpdump's 262144: a node capped below it refuses a
+    // session that does not name a smaller snaplen, and says which value.
+    let plain = SessionConfig::from_json(r#"{"name":"d"}"#).unwrap();
+    assert_eq!(plain.snaplen, 262_144);
+    let capped: NodePolicy = serde_json::from_str(r#"{"max_snaplen":65535}"#).unwrap();
+    let e = capped.check(&plain).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("snaplen 262144 exceeds this node's maximum 65535"),
+        "{e}"
+    );
+    let asked = SessionConfig::from_json(r#"{"name":"d","snaplen":65535}"#).unwrap();
+    assert_eq!(capped.check(&asked), Ok(()));
+    let uncapped: NodePolicy = serde_json::from_str(r#"{"max_snaplen":262144}"#).unwrap();
+    assert_eq!(uncapped.check(&plain), Ok(()));
+    assert!(SessionConfig::from_json(r#"{"name":"d","snaplen":262145}"#).is_err());
+}
+
+#[test]
+fn default_snaplen_keeps_the_largest_datagram_whole() {
+    // A 65 528-byte IPv4 datagram (loopback's MTU carries it) is a 65 542-byte
+    // frame: the old 65535 default cut it; tcpdump's 262144 keeps it.
+    let t = tempfile::tempdir().unwrap();
+    let payload: Vec<u8> = (0..65_500u32).map(|i| i as u8).collect();
+    let big = frame4([10, 0, 0, 1], [10, 0, 0, 2], 17, 4000, 5000, 0, &payload);
+    assert_eq!(big.len(), 65_542);
+    let input = t.path().join("in.pcap");
+    write_pcap(&input, &[(1_700_000_000_000_000_000, big.clone())]);
+    let cfg = SessionConfig::from_json(r#"{"name":"w","outputs":[{"type":"pcap"}]}"#).unwrap();
+    capture::run_file(&input, vec![cfg], &env(t.path())).unwrap();
+    let file = std::fs::read_dir(t.path().join("w"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .unwrap();
+    let mut cap = pcap::Capture::from_file(&file).unwrap();
+    assert_eq!(cap.get_datalink(), pcap::Linktype::ETHERNET);
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(bytes[16..20].try_into().unwrap()),
+        262_144,
+        "file header snap length"
+    );
+    let p = cap.next_packet().unwrap();
+    assert_eq!((p.header.caplen, p.header.len), (65_542, 65_542));
+    assert_eq!(p.data, &big[..]);
 }
 
 #[test]

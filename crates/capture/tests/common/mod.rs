@@ -85,9 +85,9 @@ pub fn frame6(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: &[u
     f
 }
 
-/// Writes frames as a pcap file (nanosecond timestamps).
+/// Writes frames as a pcap file (nanosecond timestamps, tcpdump's snap length).
 pub fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
-    let mut b = FileFormat::Pcap.header(65535, "");
+    let mut b = FileFormat::Pcap.header(262_144, "");
     for (ts, f) in frames {
         FileFormat::Pcap.record(*ts, f, f.len() as u32, &mut b);
     }
