@@ -54,6 +54,7 @@ pub mod flowout;
 pub mod ipfix;
 pub mod metadata;
 pub mod offline;
+pub mod offline_files;
 pub mod output;
 pub mod packet;
 pub mod policy;
