@@ -251,6 +251,12 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         end => tracing::info!(%client, domain, received = conn.rows, ?end, "client disconnected"),
     }
     metrics.closed(reason);
+    // A connection that received a lot (a large header or packets) freed
+    // it on this thread; hand the freed pages back now, as the thread may
+    // go idle after it (see `trim`).
+    if conn.decoder.offset() >= crate::trim::LARGE_CONNECTION {
+        crate::trim::collect_this_thread();
+    }
     let who = conn.session.as_ref().map(|s| (s.db.domain(), &s.who));
     metrics.event(|| {
         event(

@@ -42,6 +42,9 @@ impl HttpRuntime {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("sg-http")
             .on_thread_start(move || set_thread_nice(nice))
+            // An HTTP thread that goes idle after a burst (tails, slow
+            // clients) hands back what it freed (see `trim`).
+            .on_thread_park(crate::trim::idle)
             .enable_all()
             .build()?;
         Ok(HttpRuntime(Some(rt)))

@@ -49,6 +49,44 @@ fn spawn() {
     }
 }
 
+/// Bytes a connection must have received for its end to collect the
+/// thread it ran on ([`collect_this_thread`]).
+pub const LARGE_CONNECTION: u64 = 1 << 20;
+
+/// Hands the pages freed on the calling thread back to the allocator's
+/// arenas, which the trimming thread then purges. mimalloc collects a
+/// thread's pages only when that thread allocates again, so what a large
+/// connection freed on a network thread that then goes idle would stay.
+pub fn collect_this_thread() {
+    // SAFETY: takes no pointers; may be called from any thread.
+    #[allow(unsafe_code)]
+    unsafe {
+        mi_collect(false);
+    }
+}
+
+/// Called when a runtime thread runs out of work: collects its pages (at
+/// most once per [`PERIOD`] per thread, so a thread that parks and wakes
+/// thousands of times a second pays nothing).
+pub fn idle() {
+    use std::cell::Cell;
+    use std::time::Instant;
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+    let now = Instant::now();
+    let due = LAST.with(|last| {
+        let due = last.get().is_none_or(|t| now.duration_since(t) >= PERIOD);
+        if due {
+            last.set(Some(now));
+        }
+        due
+    });
+    if due {
+        collect_this_thread();
+    }
+}
+
 /// Hands freed memory back to the system once.
 pub fn trim() {
     // mimalloc collects only for a thread whose heap it has set up, which
