@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ::capture::daemon::ctl::CtlClient;
-use anyhow::{Context, Result};
+use ::capture::daemon::ctl::{self, CtlOptions, Request};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 pub const LONG_ABOUT: &str = "\
@@ -73,7 +73,7 @@ pub struct CtlArgs {
 }
 
 /// Control actions.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Action {
     /// Interfaces (with link speed), features, limits and policy of the node.
     Capabilities,
@@ -147,92 +147,36 @@ pub enum Action {
     },
 }
 
-/// The bearer token: `--token`, or the one in `--token-file`.
-fn token(args: &CtlArgs) -> Result<Option<String>> {
-    match &args.token_file {
-        None => Ok(args.token.clone()),
-        Some(path) => {
-            let t = httpkit::token_init::own_token(path).context("--token-file")?;
-            t.map(Some).with_context(|| {
-                format!(
-                    "--token-file {}: no line with a plain token",
-                    path.display()
-                )
-            })
-        }
-    }
-}
-
-/// How the daemon's certificate is verified.
-fn tls(args: &CtlArgs) -> Result<Option<httpkit::tls::ClientTls>> {
-    use httpkit::tls::{ClientTls, Fingerprint};
-    if let Some(fp) = &args.fingerprint {
-        let pin = Fingerprint::parse(fp).with_context(|| {
-            format!("--fingerprint {fp:?}: want 64 hex digits, with or without ':'")
-        })?;
-        return Ok(Some(ClientTls::pinned(pin)));
-    }
-    if let Some(cert) = &args.cert {
-        let pin = httpkit::tls::fingerprint_of_file(cert).context("--cert")?;
-        return Ok(Some(ClientTls::pinned(pin)));
-    }
-    if let Some(ca) = &args.ca_file {
-        return Ok(Some(ClientTls::ca_file(ca).context("--ca-file")?));
-    }
-    if args.url.starts_with("https://") {
-        anyhow::bail!(
-            "{} is HTTPS: give the daemon's certificate fingerprint (--fingerprint, printed at its \
-             first start), its certificate (--cert DATA_DIR/.control/tls/cert.pem) or --ca-file",
-            args.url
-        );
-    }
-    Ok(None)
-}
-
 /// Sends the request and prints the answer.
 pub fn run(args: &CtlArgs) -> Result<bool> {
-    let c = CtlClient::new(&args.url, token(args)?).with_tls(tls(args)?);
-    let s = |id: &str, what: &str| format!("/api/v1/sessions/{id}{what}");
-    let body = match &args.action {
-        Action::Capabilities => c.get("/api/v1/capabilities")?,
+    let options = CtlOptions {
+        url: args.url.clone(),
+        token: args.token.clone(),
+        token_file: args.token_file.clone(),
+        fingerprint: args.fingerprint.clone(),
+        cert: args.cert.clone(),
+        ca_file: args.ca_file.clone(),
+    };
+    let request = match args.action.clone() {
+        Action::Capabilities => Request::Capabilities,
         Action::Create {
             file,
             experiment,
             archive,
-        } => {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("reading {}", file.display()))?;
-            let mut params = Vec::new();
-            if let Some(e) = experiment {
-                params.push(format!("experiment={e}"));
-            }
-            if let Some(a) = archive {
-                params.push(format!("archive={a}"));
-            }
-            let q = if params.is_empty() {
-                String::new()
-            } else {
-                format!("?{}", params.join("&"))
-            };
-            c.post(&format!("/api/v1/sessions{q}"), &text)?
-        }
-        Action::List => c.get("/api/v1/sessions")?,
-        Action::Show { id } => c.get(&s(id, ""))?,
-        Action::Status { id } => c.get(&s(id, "/status"))?,
-        Action::Log { id } => c.get(&s(id, "/log"))?,
-        Action::Start { id } => c.post(&s(id, "/start"), "{}")?,
-        Action::Pause { id } => c.post(&s(id, "/pause"), "{}")?,
-        Action::Resume { id } => c.post(&s(id, "/resume"), "{}")?,
-        Action::Stop { id } => c.post(&s(id, "/stop"), "{}")?,
-        Action::Delete { id } => c.delete(&s(id, ""))?,
-        Action::Files { id } => c.get(&s(id, "/files"))?,
-        Action::Download { id, name, output } => {
-            let bytes = c.get_bytes(&s(id, &format!("/files/{name}")))?;
-            let path = output.clone().unwrap_or_else(|| PathBuf::from(name));
-            std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
-            format!("{} bytes written to {}", bytes.len(), path.display())
-        }
+        } => Request::Create(file, experiment, archive),
+        Action::List => Request::List,
+        Action::Show { id } => Request::Get(id, ""),
+        Action::Status { id } => Request::Get(id, "/status"),
+        Action::Log { id } => Request::Get(id, "/log"),
+        Action::Files { id } => Request::Get(id, "/files"),
+        Action::Start { id } => Request::Post(id, "/start"),
+        Action::Pause { id } => Request::Post(id, "/pause"),
+        Action::Resume { id } => Request::Post(id, "/resume"),
+        Action::Stop { id } => Request::Post(id, "/stop"),
+        Action::Delete { id } => Request::Delete(id),
+        Action::Download { id, name, output } => Request::Download(id, name, output),
     };
+    let body = ctl::send(&options.client()?, &request)?;
     print!("{body}");
     if !body.ends_with('\n') {
         println!();
