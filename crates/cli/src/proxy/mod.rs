@@ -74,22 +74,22 @@ pub struct ProxyArgs {
     /// When journal writes are forced to disk: always (before every acknowledgement),
     /// interval:MS (at most MS milliseconds later), or never (the system decides;
     /// survives a proxy crash, not a machine crash).
-    #[arg(long, value_name = "POLICY", default_value = "interval:100", value_parser = parse_fsync)]
+    #[arg(long, value_name = "POLICY", default_value = "interval:100")]
     pub fsync: FsyncPolicy,
     /// Most bytes all journals may hold (suffixes K, M, G, T or KiB, MiB, GiB, TiB).
-    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = ::proxy::parse_bytes)]
     pub quota: u64,
     /// What to do when the quota is reached: refuse (stop reading from clients
     /// until forwarding frees space; nothing lost) or drop-oldest (delete the
     /// oldest unacknowledged segment; the lost bytes are logged and counted).
-    #[arg(long, value_name = "POLICY", default_value = "refuse", value_parser = parse_quota_policy)]
+    #[arg(long, value_name = "POLICY", default_value = "refuse")]
     pub quota_policy: QuotaPolicy,
     /// Size at which a journal rolls over to a new segment file (the unit of freeing and dropping).
-    #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = ::proxy::parse_bytes)]
     pub segment_size: u64,
     /// auto: forward whenever the upstream is reachable; manual: start paused
     /// and forward after a resume command.
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_forward)]
+    #[arg(long, value_name = "MODE", default_value = "auto")]
     pub forward: ForwardMode,
     /// Control endpoint: HTTP (GET /status, POST /pause, POST /resume) and the
     /// reference's command lines; ADDR:PORT, a port on 127.0.0.1, or 'none'.
@@ -141,22 +141,6 @@ pub struct ProxyArgs {
 pub enum ProxyCommand {
     /// Pause, resume, or show the status of a running proxy through its control endpoint.
     Ctl(ctl::CtlArgs),
-}
-
-fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
-    s.parse()
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    ::proxy::parse_bytes(s)
-}
-
-fn parse_quota_policy(s: &str) -> Result<QuotaPolicy, String> {
-    s.parse()
-}
-
-fn parse_forward(s: &str) -> Result<ForwardMode, String> {
-    s.parse()
 }
 
 impl From<&ProxyArgs> for Options {
