@@ -1,7 +1,8 @@
 /*
  * A stock liboml2 client for the storage-failure tests: injects rows of
  * measurement point "flood" (i:int32, s:string of 200 'x' then " <i>"),
- * first 500, then, after a line on stdin, the rest up to argv[1], and
+ * first 5000 (more than its buffer: it then surely connects and sends),
+ * then, after a line on stdin, the rest up to argv[1], and
  * closes.
  *
  * Usage: flood N [--oml-* options]
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
   }
   omlc_zero_array(v, 2);
   for (i = 0; i < n; i++) {
-    if (i == 500 && fgets(line, sizeof line, stdin) == NULL) {
+    if (i == 5000 && fgets(line, sizeof line, stdin) == NULL) {
       break;
     }
     memset(pad, 'x', 200);
