@@ -20,9 +20,10 @@ pub struct FlowKey {
     pub src: u128,
     /// Destination address.
     pub dst: u128,
-    /// Source port (ICMP: type << 8 | code).
+    /// Source port (ICMP, ICMPv6: 0).
     pub sport: u16,
-    /// Destination port.
+    /// Destination port (ICMP, ICMPv6: type × 256 + code, as NetFlow
+    /// collectors and softflowd put it).
     pub dport: u16,
     /// IP protocol.
     pub proto: u8,
@@ -38,6 +39,17 @@ impl FlowKey {
             dport: self.sport,
             ..*self
         }
+    }
+
+    /// ICMP type × 256 + code (icmpTypeCodeIPv4 or icmpTypeCodeIPv6) when
+    /// the key is an ICMP flow of its IP version, else `None`.
+    pub fn icmp_type_code(&self) -> Option<u16> {
+        let icmp = if self.v6 {
+            crate::packet::PROTO_ICMPV6
+        } else {
+            crate::packet::PROTO_ICMP
+        };
+        (self.proto == icmp).then_some(self.dport)
     }
 
     /// The key of a parsed frame, if it is IP.

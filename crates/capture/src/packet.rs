@@ -246,14 +246,15 @@ impl Parsed {
         self.headers_end = off + header_len;
     }
 
-    /// Source and destination ports of TCP/UDP (ICMP: type/code as source, 0).
+    /// Source and destination ports of TCP/UDP; ICMP and ICMPv6 as NetFlow
+    /// collectors read them: source 0, destination type × 256 + code.
     pub fn ports(&self, f: &[u8]) -> (u16, u16) {
         match self.l4 {
             Some(l4) if l4.proto == PROTO_TCP || l4.proto == PROTO_UDP => (
                 be16(f, l4.offset).unwrap_or(0),
                 be16(f, l4.offset + 2).unwrap_or(0),
             ),
-            Some(l4) => (be16(f, l4.offset).unwrap_or(0), 0),
+            Some(l4) => (0, be16(f, l4.offset).unwrap_or(0)),
             None => (0, 0),
         }
     }

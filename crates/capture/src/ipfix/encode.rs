@@ -11,10 +11,17 @@
 //!
 //! Fields, in order: flowStartMilliseconds (152) or flowStartNanoseconds
 //! (156), flowEnd… (153/157), octetDeltaCount (1), packetDeltaCount (2),
-//! sourceTransportPort (7), destinationTransportPort (11), source and
+//! icmpTypeCodeIPv4 (32) or icmpTypeCodeIPv6 (139), sourceTransportPort (7),
+//! destinationTransportPort (11), source and
 //! destination address (8/12 or 27/28), protocolIdentifier (4),
 //! tcpControlBits (6, 2 bytes), flowEndReason (136); biflow templates add
 //! reverseOctetDeltaCount, reversePacketDeltaCount, reverseTcpControlBits.
+//!
+//! ICMP and ICMPv6 flows carry type × 256 + code twice: in icmpTypeCode…,
+//! for collectors that read it, and in destinationTransportPort with source
+//! port 0, as NetFlow exporters do (nfdump shows it as `type.code`). The
+//! ICMP field comes before the ports, so a collector that stores both in
+//! one place keeps the port's value; it is 0 for other protocols.
 //!
 //! The message header's sequence number is the number of data records sent
 //! in earlier messages of this observation domain (mod 2^32).
@@ -49,6 +56,7 @@ fn fields(v6: bool, biflow: bool, res: TimeResolution) -> Vec<FieldSpec> {
         (end, 8, None),
         (1, 8, None),
         (2, 8, None),
+        (if v6 { 139 } else { 32 }, 2, None),
         (7, 2, None),
         (11, 2, None),
     ];
@@ -168,6 +176,8 @@ impl Encoder {
         out.extend_from_slice(&e.to_be_bytes());
         out.extend_from_slice(&r.octets.to_be_bytes());
         out.extend_from_slice(&r.packets.to_be_bytes());
+        let icmp = r.key.icmp_type_code().unwrap_or(0);
+        out.extend_from_slice(&icmp.to_be_bytes());
         out.extend_from_slice(&r.key.sport.to_be_bytes());
         out.extend_from_slice(&r.key.dport.to_be_bytes());
         if r.key.v6 {
@@ -290,6 +300,51 @@ mod tests {
         }
         assert_eq!(total, 40);
         assert_eq!(e.sequence(), 40);
+    }
+
+    #[test]
+    fn icmp_type_code_in_its_field_and_the_destination_port() {
+        let mut e = Encoder::new(1, 1400, TimeResolution::Milliseconds);
+        let t = e.templates(1);
+        // Template 256's fields after the set and template headers (20 + 4 + 4).
+        let ies: Vec<u16> = (0..7)
+            .map(|i| u16::from_be_bytes([t[24 + 4 * i], t[25 + 4 * i]]))
+            .collect();
+        assert_eq!(ies, [152, 153, 1, 2, 32, 7, 11]);
+        assert!(t.windows(4).any(|w| w == [0, 139, 0, 2]), "IPv6: IE 139");
+        // Echo request 8/0 (IPv4), destination unreachable 3/3, ICMPv6 echo
+        // request 128/0, and a UDP flow to port 53.
+        let mut recs = vec![rec(1, false), rec(2, false), rec(3, true), rec(4, false)];
+        (recs[0].key.proto, recs[0].key.sport, recs[0].key.dport) = (1, 0, 8 * 256);
+        (recs[1].key.proto, recs[1].key.sport, recs[1].key.dport) = (1, 0, 3 * 256 + 3);
+        (recs[2].key.proto, recs[2].key.sport, recs[2].key.dport) = (58, 0, 128 * 256);
+        (recs[3].key.sport, recs[3].key.dport) = (5000, 53);
+        let m = &e.data(1, &recs, false)[0];
+        // (icmpTypeCode, sourceTransportPort, destinationTransportPort) of each
+        // record: 32 bytes of times and counters precede them.
+        let mut got = Vec::new();
+        let mut at = 16;
+        while at < m.len() {
+            let v6 = u16::from_be_bytes([m[at], m[at + 1]]) == 257;
+            let end = at + usize::from(u16::from_be_bytes([m[at + 2], m[at + 3]]));
+            let mut r = at + 4;
+            while r < end {
+                let u = |o: usize| u16::from_be_bytes([m[r + o], m[r + o + 1]]);
+                got.push((u(32), u(34), u(36), m[r + 38 + if v6 { 32 } else { 8 }]));
+                r += record_len(v6, false);
+            }
+            at = end;
+        }
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (0, 5000, 53, 17),
+                (0x0303, 0, 0x0303, 1),
+                (0x0800, 0, 0x0800, 1),
+                (0x8000, 0, 0x8000, 58),
+            ]
+        );
     }
 
     #[test]

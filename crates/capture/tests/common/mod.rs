@@ -66,6 +66,26 @@ pub fn frame4(
     f
 }
 
+/// Ethernet + IPv4 + ICMP (`rest`: identifier and sequence of an echo,
+/// unused of an error) with valid checksums.
+pub fn icmp4(src: [u8; 4], dst: [u8; 4], ty: u8, code: u8, rest: [u8; 4], body: &[u8]) -> Vec<u8> {
+    let mut l4 = vec![ty, code, 0, 0];
+    l4.extend_from_slice(&rest);
+    l4.extend_from_slice(body);
+    let c = finish(sum(&l4, 0));
+    l4[2..4].copy_from_slice(&c.to_be_bytes());
+    let mut ip = vec![0x45, 0, 0, 0, 0x12, 0x34, 0x40, 0, 64, 1, 0, 0];
+    ip[2..4].copy_from_slice(&((20 + l4.len()) as u16).to_be_bytes());
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    let c = finish(sum(&ip, 0));
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&l4);
+    f
+}
+
 /// Ethernet + IPv6 + UDP with a valid checksum.
 pub fn frame6(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
     let mut l4 = Vec::new();
