@@ -40,3 +40,30 @@ where
         })
         .collect()
 }
+
+/// Writes the anonymised form of each line to `out`, one per line; a bad
+/// line is written as an empty line and handed to `on_bad`. `Ok(false)`
+/// when a line was bad.
+pub fn anonymize_to<'a, I>(
+    key: &Key,
+    lines: I,
+    out: &mut impl std::io::Write,
+    mut on_bad: impl FnMut(BadLine),
+) -> std::io::Result<bool>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let mut ok = true;
+    for r in anonymize_text(key, lines) {
+        match r {
+            Ok(a) => writeln!(out, "{a}")?,
+            Err(e) => {
+                ok = false;
+                writeln!(out)?;
+                on_bad(e);
+            }
+        }
+    }
+    out.flush()?;
+    Ok(ok)
+}

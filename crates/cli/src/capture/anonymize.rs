@@ -1,7 +1,7 @@
 //! `streamgauge anonymize --key KEYFILE [ADDR…]`: Crypto-PAn over addresses
 //! given as arguments or one per line on standard input.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -49,19 +49,10 @@ pub fn run(args: &AnonymizeArgs) -> Result<bool> {
     } else {
         args.addresses.clone()
     };
-    let results = ::capture::anonymize_text(&key, lines.iter().map(String::as_str));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut ok = true;
-    for r in results {
-        match r {
-            Ok(a) => writeln!(out, "{a}")?,
-            Err(e) => {
-                ok = false;
-                writeln!(out)?;
-                eprintln!("streamgauge anonymize: {e}");
-            }
-        }
-    }
-    out.flush()?;
-    Ok(ok)
+    let lines = lines.iter().map(String::as_str);
+    let report = |e| eprintln!("streamgauge anonymize: {e}");
+    Ok(::capture::text::anonymize_to(
+        &key, lines, &mut out, report,
+    )?)
 }
