@@ -114,10 +114,20 @@ pub enum TlsError {
         /// What is wrong with it.
         reason: String,
     },
-    /// rustls refused the setup (a key that does not match the
-    /// certificate, an unsupported key type, an unusable CA).
+    /// rustls refused the setup (an unusable CA, no protocol version).
     #[error("TLS setup: {0}")]
     Config(#[from] rustls::Error),
+    /// rustls refused a certificate with its key (a key that does not
+    /// match the certificate, an unsupported key type).
+    #[error("TLS certificate {cert} with key {key}: {source}", cert = cert.display(), key = key.display())]
+    Pair {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// rustls's reason.
+        source: rustls::Error,
+    },
     /// The self-signed certificate could not be generated.
     #[error("TLS self-signed certificate: {0}")]
     Generate(String),
@@ -152,11 +162,8 @@ impl ServerTls {
     pub fn load(cert: &Path, key: &Path) -> Result<ServerTls, TlsError> {
         let certs = read_certs("certificate", cert)?;
         let fingerprint = Fingerprint::of(&certs[0]);
-        let key = read_key(key)?;
-        let mut config = rustls::ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()?
-            .with_no_client_auth()
-            .with_single_cert(certs, key)?;
+        let key_der = read_key(key)?;
+        let mut config = server_config(certs, key_der, cert, key)?;
         // Control APIs resume nothing: no session tickets to keep.
         config.send_tls13_tickets = 0;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -166,6 +173,26 @@ impl ServerTls {
             handshake_timeout: HANDSHAKE_TIMEOUT,
         })
     }
+}
+
+/// A server configuration (TLS 1.2 and 1.3, ring, no client certificates)
+/// for a certificate chain and its key, read from the files named (for
+/// the error).
+pub fn server_config(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    cert_file: &Path,
+    key_file: &Path,
+) -> Result<rustls::ServerConfig, TlsError> {
+    rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|source| TlsError::Pair {
+            cert: cert_file.to_owned(),
+            key: key_file.to_owned(),
+            source,
+        })
 }
 
 /// Where a component keeps a certificate it made itself.
