@@ -261,14 +261,18 @@ fn ids_below(src: &mut Source, table: &str, end: i64) -> Result<Vec<i64>, Export
     sql.push("SELECT CAST(oml_tuple_id AS TEXT) FROM ")
         .ident(table)
         .push(&format!(
-            " WHERE oml_tuple_id > {} AND oml_tuple_id <= {end} ORDER BY oml_tuple_id",
+            " WHERE oml_tuple_id > {} AND oml_tuple_id <= {end}",
             end.saturating_sub(MAX_BATCH as i64)
         ));
-    Ok(src
+    // Sorted here: an ORDER BY would name the text column (PostgreSQL
+    // calls the cast by the column's name) and sort "10" before "9".
+    let mut ids: Vec<i64> = src
         .text_rows(&sql)?
         .iter()
         .filter_map(|r| r.first()?.as_deref()?.parse().ok())
-        .collect())
+        .collect();
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
