@@ -170,10 +170,16 @@ fn a_domain_belongs_to_one_experiment(b: Backend) {
     );
     assert_eq!((s, code(&v)), (409, "domain_taken"), "{v}");
     assert!(!v.to_string().contains("alice"), "names no tenant: {v}");
-    let loose = w.bob.ok(exps, json!({"name": "loose", "domain": "dom_a"}));
+    // Without a collector too: the devices of an experiment carry its
+    // domain to whatever collector they report to.
+    let (s, v) = w
+        .bob
+        .post(exps, json!({"name": "loose", "domain": "dom_a"}));
+    assert_eq!((s, code(&v)), (409, "domain_taken"), "{v}");
+    let loose = w.bob.ok(exps, json!({"name": "loose", "domain": "dom_l"}));
     let (s, v) = w.bob.put(
         &format!("{exps}/{}", loose["id"]),
-        json!({"collector": w.coll, "version": loose["version"]}),
+        json!({"domain": "dom_a", "version": loose["version"]}),
     );
     assert_eq!((s, code(&v)), (409, "domain_taken"), "{v}");
 

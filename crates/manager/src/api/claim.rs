@@ -1,7 +1,7 @@
-//! Who may hold a domain. A domain on a collector
-//! belongs to one experiment: nobody may name a domain another experiment
-//! holds (unique in the database), nor one the collector already has data
-//! for, unless an admin adopts it explicitly (`"adopt": true`, audited).
+//! Who may hold a domain. A domain belongs to one experiment, whatever
+//! its collector (devices carry it to the collectors they report to):
+//! nobody may name a domain another experiment holds (unique in the
+//! database), nor one the experiment's collector already has data for, unless an admin adopts it explicitly (`"adopt": true`, audited).
 //! The answers never name the other experiment: it is another tenant's.
 
 use axum::http::StatusCode;
@@ -70,12 +70,12 @@ pub async fn check(app: &App, me: &Me, c: &Claim<'_>) -> ApiResult<(String, bool
     }
     if app
         .db
-        .with(|db| experiments::domain_held(db, c.collector, c.domain, c.id))?
+        .with(|db| experiments::domain_held(db, c.domain, c.id))?
     {
         return Err(conflict(
             "domain_taken",
             format!(
-                "another experiment holds domain {:?} on this collector: choose another \
+                "another experiment holds domain {:?}: choose another \
                  domain (or another experiment name)",
                 c.domain
             ),

@@ -98,20 +98,13 @@ pub fn name_held(c: &Conn<'_>, name: &str, except: Option<i64>) -> Result<bool> 
     )
 }
 
-/// Whether another experiment than `except` holds `domain` on
-/// `collector` (`None`: no collector yet; the pair is unique, see
-/// migration 2).
-pub fn domain_held(
-    c: &Conn<'_>,
-    collector: Option<i64>,
-    domain: &str,
-    except: Option<i64>,
-) -> Result<bool> {
+/// Whether another experiment than `except` holds `domain`, on any
+/// collector or none (unique, see migration 4).
+pub fn domain_held(c: &Conn<'_>, domain: &str, except: Option<i64>) -> Result<bool> {
     c.query_one(
         "SELECT EXISTS (SELECT 1 FROM experiments WHERE domain = ?1
-             AND COALESCE(collector, 0) = COALESCE(CAST(?2 AS BIGINT), 0)
-             AND id <> COALESCE(CAST(?3 AS BIGINT), 0))",
-        (domain, collector, except),
+             AND id <> COALESCE(CAST(?2 AS BIGINT), 0))",
+        (domain, except),
     )
 }
 

@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: V3,
         postgres: V3_PG,
     },
+    Migration {
+        version: 4,
+        sqlite: V4,
+        postgres: V4_PG,
+    },
 ];
 
 /// The advisory lock held while migrating a PostgreSQL database
@@ -349,6 +354,42 @@ UPDATE devices SET insecure = TRUE
  WHERE hostname NOT IN ('localhost', '127.0.0.1', '::1', '[::1]');
 ";
 
+/// Version 4: a domain belongs to one experiment, whatever its collector.
+/// Per collector was not enough: a capture daemon's counters and an
+/// in-line agent's records carry the experiment's domain to whatever
+/// collector the device reports to, so two experiments with one domain
+/// (one of them without a collector) wrote into each other's data.
+/// Existing duplicates are moved as in [`V2`] (the lowest id keeps the
+/// domain, audited).
+macro_rules! v4 {
+    ($user:literal, $now:literal) => {
+        concat!(
+            "INSERT INTO audit (time_unix_s, ",
+            $user,
+            ", action, object, summary)
+SELECT ",
+            $now,
+            ", 'migration', 'experiment.domain_moved',
+       'experiment/' || e.id,
+       'domain ' || e.domain || ' is kept by experiment ' ||
+       (SELECT MIN(f.id) FROM experiments f WHERE f.domain = e.domain) ||
+       '; this one now has ' || substr(e.domain, 1, 40) || '_dup' || e.id
+FROM experiments e WHERE EXISTS (SELECT 1 FROM experiments f WHERE f.domain = e.domain
+    AND f.id < e.id);
+UPDATE experiments SET domain = substr(domain, 1, 40) || '_dup' || id
+WHERE EXISTS (SELECT 1 FROM experiments f WHERE f.domain = experiments.domain
+    AND f.id < experiments.id);
+DROP INDEX experiments_domain;
+CREATE UNIQUE INDEX experiments_domain_one ON experiments (domain);
+"
+        )
+    };
+}
+const V4: &str = v4!("user", "CAST(strftime('%s', 'now') AS INTEGER)");
+
+/// [`V4`] for PostgreSQL.
+const V4_PG: &str = v4!("\"user\"", "EXTRACT(EPOCH FROM now())::BIGINT");
+
 /// The newest version this build knows.
 pub fn latest() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
@@ -472,6 +513,51 @@ mod tests {
             (),
         );
         assert!(dup.is_err(), "the pair is unique now");
+    }
+
+    /// A version-3 database where an experiment without a collector
+    /// shares its domain with one on a collector: the first keeps it, the
+    /// second is moved and audited, and the domain is unique from then on.
+    #[test]
+    fn one_domain_one_experiment_whatever_the_collector() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        let conn = Conn::sqlite(&c);
+        conn.batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_unix_s INTEGER NOT NULL)",
+        )
+        .unwrap();
+        for m in &MIGRATIONS[..3] {
+            conn.batch(m.sqlite).unwrap();
+        }
+        conn.batch(
+            "INSERT INTO schema_migrations VALUES (1, 0), (2, 0), (3, 0);
+             INSERT INTO users (id, username, password_hash, role, created_unix_s)
+                 VALUES (1, 'a', 'x', 'user', 0);
+             INSERT INTO devices (id, name, kind, hostname, port)
+                 VALUES (7, 'c', 'collector', 'localhost', 3004);
+             INSERT INTO experiments (id, name, domain, owner, collector) VALUES
+                 (1, 'alice', 'lab', 1, 7), (2, 'bob', 'lab', 1, NULL);",
+        )
+        .unwrap();
+        assert_eq!(apply(&conn).unwrap(), latest());
+        let domains: Vec<String> = conn
+            .query_map("SELECT domain FROM experiments ORDER BY id", (), |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(domains, ["lab", "lab_dup2"]);
+        let audit: Vec<String> = conn
+            .query_map("SELECT summary FROM audit", (), |r| r.get(0))
+            .unwrap();
+        assert!(
+            audit.iter().any(|a| a.contains("kept by experiment 1")),
+            "{audit:?}"
+        );
+        let dup = conn.execute(
+            "INSERT INTO experiments (name, domain, owner) VALUES ('x', 'lab', 1)",
+            (),
+        );
+        assert!(dup.is_err(), "the domain is unique now");
     }
 
     #[test]
