@@ -1,5 +1,5 @@
-"""The drop-in stores exactly what the real oml4py (PyPI 2.10.4) stores
-(issue 13.6): the same script, once with ``import oml4py`` and once with
+"""The drop-in stores exactly what the real oml4py (PyPI 2.10.4) stores:
+the same script, once with ``import oml4py`` and once with
 ``from streamgauge import oml4py``, against the same server; every table
 compared cell by cell (timestamps and the sender id aside)."""
 

@@ -1,7 +1,7 @@
 //! Retry logging per target and per outage.
 //!
 //! When a target goes down, every queued file fails and retries; a line per
-//! file and retry grows with the backlog (16 lines/s after 10 s in issue 36)
+//! file and retry grows with the backlog (16 lines/s after 10 s, as measured)
 //! and hides what happened. Instead each target logs one line when its
 //! first attempt fails (the start of an outage, with the reason) and one
 //! when an attempt succeeds again (the end, with how long and how many

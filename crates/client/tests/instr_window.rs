@@ -1,5 +1,5 @@
 //! `--oml-samples` / `--oml-interval` apply to `_client_instrumentation`
-//! too, as in liboml2 (issue 13.5): its default stream is averaged, with
+//! too, as in liboml2: its default stream is averaged, with
 //! the reference's `<field>_avg/_min/_max` columns.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Tenant isolation (issue 35) against a real manager and a real
+//! Tenant isolation against a real manager and a real
 //! collection server holding two experiments' data: a non-member gets
 //! 400/403/404 and never a byte of the other experiment's rows, however
 //! the relayed path is encoded; a domain belongs to one experiment.
@@ -118,7 +118,7 @@ fn the_relay_cannot_leave_its_domain(b: Backend) {
     );
     assert!(s == 200 && body.contains("bob_row"), "{s} {body}");
 
-    // Bob through his own experiment, in every encoding of issue 35.
+    // Bob through his own experiment, in every traversal encoding.
     let q = format!("/api/v1/experiments/{eb}/query/");
     for rest in [
         "%252e%252e/dom_a/streams/t_m/rows",

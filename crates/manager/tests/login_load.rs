@@ -1,4 +1,4 @@
-//! Logins that cannot be raced or exhausted (issue 35, item 7), on a real
+//! Logins that cannot be raced or exhausted, on a real
 //! manager: parallel wrong guesses for one user from one address get
 //! through only as often as the back-off allows, and 100 parallel logins
 //! keep the process under 100 MB (at most `HASH_SLOTS` argon2 hashes of

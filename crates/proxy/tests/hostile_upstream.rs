@@ -1,4 +1,4 @@
-//! Numbers from the upstream are validated (issue 13.4): a resume offset
+//! Numbers from the upstream are validated: a resume offset
 //! or an acknowledgement that overflows or points past the data the proxy
 //! has sent must neither panic, wrap, nor free undelivered data. The proxy
 //! drops such a session and delivers everything through the next one.

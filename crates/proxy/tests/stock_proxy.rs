@@ -1,5 +1,5 @@
 //! The reference oml2-proxy-server in front of our collection server
-//! (issue 13.10): a stock-style text client's session, buffered by the
+//!: a stock-style text client's session, buffered by the
 //! stock proxy while it is paused and replayed on `OMLPROXY-RESUME`, is
 //! stored by our server row by row with its values.
 //!

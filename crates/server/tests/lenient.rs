@@ -1,5 +1,5 @@
 //! Data of stock clients is never dropped for how the reference reads text
-//! values (issue 13.5): booleans other than prefixes of true/false, and
+//! values: booleans other than prefixes of true/false, and
 //! values cut at a NUL byte, are stored as the reference stores them.
 
 mod common;

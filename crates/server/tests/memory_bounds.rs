@@ -1,4 +1,4 @@
-//! Memory bounded in bytes, before authentication (issue 13.1): endless
+//! Memory bounded in bytes, before authentication: endless
 //! headers, floods of connections, thousands of domains and maximum-size
 //! packets from many clients. Each test measures the server's resident
 //! memory (this process: the server runs in it) and checks that a

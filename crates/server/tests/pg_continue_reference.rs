@@ -1,5 +1,5 @@
 //! Databases created by the reference oml2-server, continued by ours
-//! (issue 21.2), on both back ends: the stock server stores a stock-like
+//!, on both back ends: the stock server stores a stock-like
 //! text client's rows, then our server takes the same database with the
 //! same sender (its sequence continuing) and a new one, and a new stream.
 //! On PostgreSQL the reference's layout differs from ours (INT4 `oml_seq`,

@@ -1,5 +1,5 @@
 //! PostgreSQL stopped and restarted under two collection servers while
-//! stock-like clients stream (issue 21.3): `pg_ctl stop -m fast` (sessions
+//! stock-like clients stream: `pg_ctl stop -m fast` (sessions
 //! ended by the server) and `-m immediate` (a crash, recovered at start).
 //! The servers hold their clients (TCP backpressure), reconnect and redo
 //! the interrupted transaction: every row is stored exactly once.

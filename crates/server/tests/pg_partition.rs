@@ -1,4 +1,4 @@
-//! Stream tables partitioned by pg_partman (`--pg-partition`, issue 21.5),
+//! Stream tables partitioned by pg_partman (`--pg-partition`),
 //! on a real PostgreSQL with the extension: rows land in the partition of
 //! their `oml_tuple_id` and read back exactly through the parent, which
 //! keeps the reference's columns; partitions are made ahead as ids

@@ -1,4 +1,4 @@
-//! Two collection servers writing into one PostgreSQL (issue 21.1): the
+//! Two collection servers writing into one PostgreSQL: the
 //! races of a shared catalog, each with exact row counts and per-sender
 //! sequences. Both servers run in this process on the test cluster; they
 //! share nothing but the database, as two `streamgauge server` processes.

@@ -1,6 +1,6 @@
 //! A resumable sender (spec §3.6; an edge proxy) moving between two
 //! collection servers on one PostgreSQL, as a load balancer may send its
-//! reconnections (issue 21.3/21.5): each server tells it where the database
+//! reconnections: each server tells it where the database
 //! says it stopped — also a server that still has the domain open and saw
 //! the session earlier — so every tuple is stored once.
 

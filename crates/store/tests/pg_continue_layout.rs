@@ -1,5 +1,4 @@
-//! The PostgreSQL store writing into tables of other layouts (issue 21.2,
-//! 21.4): the reference-compatible BIGINT uint64 option, a table with the
+//! The PostgreSQL store writing into tables of other layouts: the reference-compatible BIGINT uint64 option, a table with the
 //! reference's INT4 `oml_seq`, rows PostgreSQL refuses only at the commit
 //! (counted, never reported as stored), and errors carrying their SQLSTATE.
 

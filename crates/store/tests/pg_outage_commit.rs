@@ -1,4 +1,4 @@
-//! The connection lost around COMMIT (issue 21.3), made deterministic by a
+//! The connection lost around COMMIT, made deterministic by a
 //! relay between the store and PostgreSQL that cuts the connection once,
 //! right before or right after forwarding the transaction's `COMMIT`.
 //! Before: the transaction never committed, the store sends it again.

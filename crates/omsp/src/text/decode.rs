@@ -289,7 +289,7 @@ mod tests {
     }
 
     /// What the reference stores for what stock clients send in text mode;
-    /// each of these rows was refused before (issue 13.5).
+    /// each of these rows was refused before.
     #[test]
     fn lenient_values_are_read_and_counted() {
         let mut n = Leniency::default();
