@@ -95,6 +95,10 @@ where
 pub fn serve(resolved: Resolved) -> Result<(), RunError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // A connection thread that runs out of work hands back what its
+        // connections freed (see crate::trim): after a burst of
+        // connections every thread is idle, and nothing else would.
+        .on_thread_park(crate::trim::idle)
         .build()
         .map_err(|source| RunError::Io {
             context: "starting the async runtime".into(),
