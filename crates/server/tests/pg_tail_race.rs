@@ -10,11 +10,17 @@
 //! writer hands over — and its first row must be no later than the
 //! first one committed after its response began.
 //!
+//! A third writer, the test itself, keeps taking an id in a transaction
+//! it holds open until the servers have committed rows above it (as a
+//! server with a long transaction would), so every subscriber meets rows
+//! that become visible after higher ones.
+//!
 //! Rounds repeat with fresh subscribers while the same clients stream
 //! on, so each start races a different point of the commit cycles.
 //! Without the tail's visibility horizon (`crates/query/src/tail/
-//! visible.rs`) subscribers skip whole transactions of the other server
-//! (seen: `row 9600 followed by 19801`).
+//! visible.rs`) every subscriber skips the slow writer's rows (`row 501
+//! followed by 503`), and under load whole transactions of the other
+//! server (`row 9600 followed by 19801`).
 
 mod common;
 
@@ -115,6 +121,40 @@ async fn every_tail_gets_every_row_committed_after_it_started() {
             })
             .collect();
 
+        // A slow writer, as a third server with a long transaction would
+        // be: it takes an id, holds it while the servers commit rows
+        // above it, then commits.
+        let slow = {
+            let (done, domain) = (done.clone(), domain.clone());
+            std::thread::spawn(move || {
+                let mut db = shared().client(&domain);
+                let mut held = 0;
+                while !done.load(Ordering::Relaxed) {
+                    let mut tx = db.transaction().unwrap();
+                    let id: i64 = tx
+                        .query_one(
+                            "INSERT INTO t_m (oml_sender_id, oml_seq, oml_ts_client, \
+                             oml_ts_server, x, s) VALUES (1, -1, 0, 0, -1, 'slow') \
+                             RETURNING oml_tuple_id::int8",
+                            &[],
+                        )
+                        .unwrap()
+                        .get(0);
+                    let past = id + 4 * CHUNK;
+                    let end = Instant::now() + DEADLINE;
+                    while max_id(&mut shared().client(&domain)) < past
+                        && !done.load(Ordering::Relaxed)
+                    {
+                        assert!(Instant::now() < end, "the servers stopped committing");
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    tx.commit().unwrap();
+                    held += 1;
+                }
+                held
+            })
+        };
+
         let mut failures = Vec::new();
         for round in 0..ROUNDS {
             let subscribers: Vec<_> = (0..SUBSCRIBERS)
@@ -154,6 +194,8 @@ async fn every_tail_gets_every_row_committed_after_it_started() {
         for l in load {
             l.join().unwrap();
         }
+        let held = slow.join().unwrap();
+        assert!(held > ROUNDS, "the slow writer committed {held} times");
         let holes: i64 = shared()
             .client(&domain)
             .query_one(
