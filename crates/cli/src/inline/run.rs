@@ -1,18 +1,11 @@
 //! `streamgauge inline source|sink`: attach, stream, detach on exit.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use client::spec::{ClientSpec, DestinationSpec, Window};
-use client::Client;
-use inline::{
-    Agent, AgentCounters, AgentInfo, Control, ControlConfig, LoadOptions, Role, Settings, SinkHook,
-    Streams, Summaries,
-};
+use inline::run::RunOptions;
+use inline::{ControlConfig, LoadOptions, Role, SinkHook};
 
 pub const SOURCE_ABOUT: &str = "Attach the source program to the egress of --dev: matching IPv6 packets get a \
 Destination Options header with the delay and/or loss option (spec/inline.md). Runs until SIGINT/SIGTERM, then \
@@ -94,207 +87,37 @@ pub fn parse_hook(s: &str) -> Result<SinkHook, String> {
     SinkHook::parse(s).ok_or_else(|| format!("{s:?}: expected tc or xdp"))
 }
 
-fn settings(args: &RunArgs) -> Result<Settings> {
-    let mut s = Settings::default();
-    if let Some(path) = &args.config {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        s.apply_toml(&text)
-            .with_context(|| path.display().to_string())?;
+impl From<&RunArgs> for RunOptions {
+    fn from(a: &RunArgs) -> Self {
+        RunOptions {
+            dev: a.dev.clone(),
+            netns: a.netns.clone(),
+            config: a.config.clone(),
+            set: a.set.clone(),
+            load: LoadOptions {
+                max_flows: a.max_flows,
+                ring_bytes: a.ring_bytes,
+                sink_hook: a.sink_hook,
+            },
+            collect: a.collect.clone(),
+            domain: a.domain.clone(),
+            id: a.id.clone(),
+            interval: a.interval,
+            no_records: a.no_records,
+            control: a.control,
+            control_config: ControlConfig {
+                token_file: a.control_token_file.clone(),
+                state_dir: Some(a.control_state_dir.clone()),
+                tls: a.control_tls_cert.clone().zip(a.control_tls_key.clone()),
+                plain_http: a.control_plain_http,
+                allowed_hosts: a.allow_host.clone(),
+            },
+        }
     }
-    s.set_all(args.set.iter().map(String::as_str))?;
-    Ok(s)
 }
 
-fn client(args: &RunArgs, role: Role) -> Result<Option<(Client, Streams)>> {
-    let Some(uri) = &args.collect else {
-        return Ok(None);
-    };
-    let uri = client::config::uri::parse(uri).map_err(|e| anyhow::anyhow!("--collect: {e}"))?;
-    let role_name = if role == Role::Source {
-        "source"
-    } else {
-        "sink"
-    };
-    let spec = ClientSpec {
-        app: "inline".into(),
-        id: Some(
-            args.id
-                .clone()
-                .unwrap_or_else(|| format!("{role_name}-{}", args.dev)),
-        ),
-        domain: Some(args.domain.clone()),
-        destinations: vec![DestinationSpec {
-            encoding: client::config::value::default_encoding(&uri),
-            policy: client::config::value::default_policy(&uri),
-            bufsize: client::config::value::DEFAULT_BUFSIZE,
-            streams: None,
-            instrumentation: true,
-            backchannel: Default::default(),
-            uri,
-        }],
-        default_window: Window::PerSample,
-        ..ClientSpec::default()
-    };
-    let client = Client::new(spec)?;
-    let streams = Streams::declare(&client)?;
-    client.start()?;
-    Ok(Some((client, streams)))
-}
-
+/// Runs the agent until SIGINT or SIGTERM.
 pub fn run(args: &RunArgs, role: Role) -> Result<bool> {
-    let settings = settings(args)?;
-    // The client's writer threads start here, in the current namespace.
-    let out = client(args, role)?.map(|(c, s)| (c, Arc::new(s)));
-    // Bound here, before --netns: the endpoint stays in the starting namespace.
-    let listener = args
-        .control
-        .map(|a| std::net::TcpListener::bind(a).with_context(|| format!("--control {a}")))
-        .transpose()?;
-    if let Some(ns) = &args.netns {
-        inline::netns::enter(ns)?;
-    }
-    let load = LoadOptions {
-        max_flows: args.max_flows,
-        ring_bytes: args.ring_bytes,
-        sink_hook: args.sink_hook,
-    };
-    let mut agent = Agent::start(&args.dev, role, &settings, load).context("attaching")?;
-    let summaries = Arc::new(Mutex::new(Summaries::default()));
-    let counts = Arc::new(AgentCounters::default());
-    if role == Role::Sink {
-        let (streams, summaries, records, counts) = (
-            out.as_ref().map(|o| o.1.clone()),
-            summaries.clone(),
-            !args.no_records,
-            counts.clone(),
-        );
-        agent.read_records(move |m| {
-            counts.records_read.fetch_add(1, Ordering::Relaxed);
-            summaries
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .observe(&m);
-            if let (Some(s), true) = (&streams, records) {
-                if let Err(e) = s.record(&m) {
-                    counts.inject_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(error = %e, "inject failed");
-                }
-            }
-        })?;
-    }
-    let control = match listener {
-        Some(l) => {
-            let info = AgentInfo {
-                interface: args.dev.clone(),
-                netns: args.netns.clone(),
-                domain: args.collect.as_ref().map(|_| args.domain.clone()),
-            };
-            let config = ControlConfig {
-                token_file: args.control_token_file.clone(),
-                state_dir: Some(args.control_state_dir.clone()),
-                tls: args
-                    .control_tls_cert
-                    .clone()
-                    .zip(args.control_tls_key.clone()),
-                plain_http: args.control_plain_http,
-                allowed_hosts: args.allow_host.clone(),
-            };
-            let c = Control::start(l, &agent, info, counts, &config).context("--control")?;
-            match c.fingerprint() {
-                Some(f) => eprintln!(
-                    "streamgauge inline {}: control API on {} (certificate SHA-256 {f})",
-                    role_name(role),
-                    c.url()
-                ),
-                None => eprintln!(
-                    "streamgauge inline {}: control API on {}",
-                    role_name(role),
-                    c.url()
-                ),
-            }
-            Some(c)
-        }
-        None => None,
-    };
-    eprintln!(
-        "streamgauge inline {}: attached to {} (prog id {})",
-        role_name(role),
-        args.dev,
-        agent.program().prog_id()
-    );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let interval = Duration::from_secs_f64(args.interval.max(0.01));
-    rt.block_on(async {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut hup = signal(SignalKind::hangup())?;
-        let mut tick = tokio::time::interval(interval);
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
-                _ = term.recv() => break,
-                _ = hup.recv() => match control.as_ref().map(Control::reload_tokens) {
-                    Some(Err(e)) => tracing::error!(error = %e, "SIGHUP: control token file refused, the previous tokens stay in force"),
-                    Some(Ok(())) => tracing::info!("SIGHUP: control token file re-read"),
-                    None => {}
-                },
-                _ = tick.tick() => report(&agent, role, &args.dev, out.as_ref().map(|o| &*o.1), &summaries)?,
-            }
-        }
-        anyhow::Ok(())
-    })?;
-    // Let the record thread drain what is queued before the last report.
-    std::thread::sleep(inline::POLL_INTERVAL * 3);
-    report(
-        &agent,
-        role,
-        &args.dev,
-        out.as_ref().map(|o| &*o.1),
-        &summaries,
-    )?;
-    if let Some(c) = control {
-        c.stop();
-    }
-    agent.stop().context("detaching")?;
-    if let Some((client, _)) = out {
-        client.close()?;
-    }
+    inline::run::run(&args.into(), role, |line| eprintln!("{line}"))?;
     Ok(true)
-}
-
-fn role_name(role: Role) -> &'static str {
-    if role == Role::Source {
-        "source"
-    } else {
-        "sink"
-    }
-}
-
-fn report(
-    agent: &Agent,
-    role: Role,
-    dev: &str,
-    streams: Option<&Streams>,
-    summaries: &Mutex<Summaries>,
-) -> Result<()> {
-    let counters = agent.counters()?;
-    let list = summaries.lock().unwrap_or_else(|e| e.into_inner()).take();
-    match streams {
-        Some(s) => {
-            s.counters(dev, role, &counters)?;
-            s.summaries(&list)?;
-        }
-        None => {
-            for f in &list {
-                println!(
-                    "{} received={} lost={} loss_rate={:.4} delay_avg={:.6}s min={:.6}s max={:.6}s jitter={:.6}s",
-                    f.flow, f.received, f.lost, f.loss_rate, f.delay_avg, f.delay_min, f.delay_max, f.jitter
-                );
-            }
-        }
-    }
-    Ok(())
 }
