@@ -2,8 +2,8 @@
 //! under CPU load. Two servers write the same stream (as behind a load
 //! balancer), so their transactions take ids from one sequence at the
 //! same time and rows become visible out of id order; many subscribers
-//! (one event per row, batched, a field subset: three shared readers per
-//! server) start while the clients stream rows in small commits. Every
+//! (one event per row, batched, a field subset, a filter: four shared
+//! readers per server) start while the clients stream rows in small commits. Every
 //! subscriber must get every row committed after it started — the rows
 //! from its first one on, each once, in id order, with no gap where its
 //! own catch-up reads hand over to the shared reader or to the rows the
@@ -51,9 +51,10 @@ fn row(i: i64) -> String {
     format!("{i}.5\t1\t{i}\t{i}\tv{i:0>20}\n")
 }
 
-/// The three ways of following the stream: each query is its own shared
-/// reader, and the batched one renders the writer's handed-over rows.
-const QUERIES: [&str; 3] = ["", "?batch=true", "?fields=x"];
+/// The ways of following the stream: each query is its own shared
+/// reader, the batched one renders the writer's handed-over rows, and
+/// the filtered one (every row matches) reads sparse ids by design.
+const QUERIES: [&str; 4] = ["", "?batch=true", "?fields=x", "?where=x%3E%3D-1"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tail_gets_every_row_committed_after_it_started() {

@@ -303,9 +303,10 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// the tail is there. Rows the writer handed over after committing them
 /// are rendered from there, not read at all ([`committed`]).
 ///
-/// A dense round on PostgreSQL never moves past an id that a running
+/// A round on PostgreSQL never moves past an id that a running
 /// transaction may still commit a row with ([`visible`]): it stops
-/// before such a gap and holds until the gap is final.
+/// before such a gap and holds until the gap is final (a filtered
+/// round finds the gaps among the ids alone, [`settled_ids`]).
 fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let limit = t.batch as usize;
     t.req.limit = Some(t.batch);
@@ -350,6 +351,24 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
                 let full = out.len() >= limit || again || (t.last < end && !t.horizon.held(t.last));
                 (out, full, (end - t.last).max(0))
             }
+            None if t.src.dialect() == Dialect::Postgres && !dense => {
+                // Filtered: ids are sparse by design, so the gaps are
+                // looked for among the ids alone, and the read stops
+                // below the first one that is not final.
+                let (upto, again) = settled_ids(t, limit)?;
+                t.req.until = Some(upto);
+                let (out, _) = read(t, limit, false)?;
+                if out.len() < limit {
+                    t.last = t.last.max(upto);
+                }
+                let full = out.len() >= limit || again;
+                let lag = if full {
+                    max_id(&mut t.src, &t.table)? - t.last
+                } else {
+                    0
+                };
+                (out, full, lag)
+            }
             None => {
                 t.req.until = dense.then_some(window);
                 let (mut out, mut beyond) = read(t, limit, dense)?;
@@ -385,6 +404,38 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
         held: !full && t.horizon.held(t.last),
         full,
     })
+}
+
+/// For a filtered tail on PostgreSQL: the highest id up to which every
+/// id after `t.last` holds a visible row or is final (probing up to
+/// `limit` ids, whatever the filters), and whether a gap just became
+/// final (read again at once).
+fn settled_ids(t: &mut Tail, limit: usize) -> Result<(i64, bool), ExportError> {
+    let mut sql = Sql::new(t.src.dialect());
+    // Aliased: `ORDER BY oml_tuple_id` then sorts the numbers, not the
+    // text of the cast.
+    sql.push("SELECT CAST(oml_tuple_id AS TEXT) AS id_text FROM ")
+        .ident(&t.table)
+        .push(&format!(
+            " WHERE oml_tuple_id > {} ORDER BY oml_tuple_id LIMIT {limit}",
+            t.last
+        ));
+    let ids: Vec<i64> = t
+        .src
+        .text_rows(&sql)?
+        .iter()
+        .filter_map(|r| r.first()?.as_deref()?.parse().ok())
+        .collect();
+    let mut upto = t.last;
+    for &id in &ids {
+        if !t.horizon.may_follow(upto, id) {
+            let seen = ids.last().copied().unwrap_or(id);
+            let again = t.horizon.gap(&mut t.src, upto, seen)?;
+            return Ok((upto, again));
+        }
+        upto = id;
+    }
+    Ok((upto, false))
 }
 
 /// What one round read.
