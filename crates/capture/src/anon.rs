@@ -1,19 +1,20 @@
-//! In-packet address anonymisation with checksum fix-ups.
+//! In-packet address anonymisation.
 //!
-//! The chosen IP address fields are rewritten with Crypto-PAn; the IPv4
-//! header checksum and the TCP/UDP/ICMPv6 checksums (whose pseudo-header
-//! covers the addresses) are updated incrementally (RFC 1624), so the
-//! rewritten packet verifies exactly when the original did. A UDP checksum of
-//! zero ("none") stays zero. Bytes of an address only partly inside the
-//! captured data are zeroed, never stored in clear.
+//! The chosen IP address fields are rewritten with Crypto-PAn, and so are
+//! the addresses of the IP header an ICMP/ICMPv6 error quotes: its source
+//! (the host the error goes back to, the outer destination) follows the
+//! destination setting, its destination is always rewritten. Bytes of an
+//! address only partly inside the captured data are zeroed, never stored in
+//! clear. The caller then updates the checksums ([`crate::fixup::refresh`]).
 //!
 //! Addresses can also hide elsewhere: with anonymisation on, the payload of
-//! non-IP frames (ARP carries IPv4 addresses) and of ICMP/ICMPv6 messages
-//! (errors quote the offending IP header) is zeroed.
+//! non-IP frames (ARP carries IPv4 addresses) and of ICMP/ICMPv6 messages is
+//! zeroed; of an error, the quoted IP header and the 8 bytes after it
+//! (ports, ICMP type) are kept.
 
-use crate::checksum;
 use crate::cryptopan::CryptoPan;
-use crate::packet::{IpVersion, Parsed, PROTO_ICMP, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
+use crate::fixup::Quote;
+use crate::packet::{Parsed, PROTO_ICMP, PROTO_ICMPV6};
 use serde::{Deserialize, Serialize};
 
 /// Which address fields to anonymise.
@@ -37,6 +38,15 @@ impl AddrFields {
     }
 }
 
+/// Rewrites `len` address bytes at `at` (zeroes those of a partly captured one).
+fn rewrite(cp: &mut CryptoPan, buf: &mut [u8], at: usize, len: usize) {
+    if buf.len() >= at + len {
+        cp.in_place(&mut buf[at..at + len]);
+    } else if at < buf.len() {
+        buf[at..].fill(0);
+    }
+}
+
 /// Rewrites the address fields of the (possibly cut) frame `buf` in place.
 /// `p` is the parse of the original frame (offsets are the same).
 pub fn anonymize_frame(cp: &mut CryptoPan, fields: AddrFields, p: &Parsed, buf: &mut [u8]) {
@@ -46,62 +56,31 @@ pub fn anonymize_frame(cp: &mut CryptoPan, fields: AddrFields, p: &Parsed, buf: 
         buf[keep..].fill(0);
         return;
     };
-    let len = l3.addr_len();
-    let mut targets = [None, None];
+    // The quote is found before the outer addresses change (they do not
+    // matter to it, but the parse reads the original bytes).
+    let quote = Quote::of(p, buf);
     if fields.src() {
-        targets[0] = Some(l3.src_offset());
+        rewrite(cp, buf, l3.src_offset(), l3.addr_len());
     }
     if fields.dst() {
-        targets[1] = Some(l3.dst_offset());
+        rewrite(cp, buf, l3.dst_offset(), l3.addr_len());
     }
-    // Checksum locations present in the captured data.
-    let ip_csum =
-        (l3.version == IpVersion::V4 && buf.len() >= l3.offset + 12).then_some(l3.offset + 10);
-    let l4_csum = p.l4.and_then(|l4| {
-        let at = match l4.proto {
-            PROTO_TCP => l4.offset + 16,
-            PROTO_UDP => l4.offset + 6,
-            PROTO_ICMPV6 => l4.offset + 2,
-            _ => return None,
-        };
-        (buf.len() >= at + 2).then_some((at, l4.proto))
-    });
-    for at in targets.into_iter().flatten() {
-        if buf.len() < at + len {
-            // Partly captured address: never keep its clear bytes.
-            if at < buf.len() {
-                buf[at..].fill(0);
-            }
-            continue;
-        }
-        let mut old = [0u8; 16];
-        old[..len].copy_from_slice(&buf[at..at + len]);
-        cp.in_place(&mut buf[at..at + len]);
-        let mut newb = [0u8; 16];
-        newb[..len].copy_from_slice(&buf[at..at + len]);
-        let new = &newb[..len];
-        if let Some(c) = ip_csum {
-            let v = u16::from_be_bytes([buf[c], buf[c + 1]]);
-            buf[c..c + 2].copy_from_slice(&checksum::update(v, &old[..len], new).to_be_bytes());
-        }
-        if let Some((c, proto)) = l4_csum {
-            let v = u16::from_be_bytes([buf[c], buf[c + 1]]);
-            if proto == PROTO_UDP && v == 0 {
-                continue;
-            }
-            let mut n = checksum::update(v, &old[..len], new);
-            if proto == PROTO_UDP && n == 0 {
-                n = 0xffff;
-            }
-            buf[c..c + 2].copy_from_slice(&n.to_be_bytes());
-        }
+    let Some(l4) = p.l4 else { return };
+    if l4.proto != PROTO_ICMP && l4.proto != PROTO_ICMPV6 {
+        return;
     }
-    if let Some(l4) = p.l4 {
-        if l4.proto == PROTO_ICMP || l4.proto == PROTO_ICMPV6 {
-            let from = (l4.offset + l4.header_len).min(buf.len());
-            buf[from..].fill(0);
+    let keep = match quote {
+        Some(q) => {
+            if fields.dst() {
+                rewrite(cp, buf, q.src_offset(), q.addr_len());
+            }
+            rewrite(cp, buf, q.dst_offset(), q.addr_len());
+            q.upper_offset() + 8
         }
-    }
+        None => l4.offset + l4.header_len,
+    };
+    let keep = keep.min(buf.len());
+    buf[keep..].fill(0);
 }
 
 #[cfg(test)]
@@ -117,7 +96,9 @@ mod tests {
         let mut cp = CryptoPan::new(&key);
         let mut f = udp4([10, 0, 0, 1], [192, 0, 2, 9], 1000, 53, b"abcde");
         let p = Parsed::ethernet(&f);
+        let orig = f.clone();
         anonymize_frame(&mut cp, AddrFields::Both, &p, &mut f);
+        crate::fixup::refresh(&p, &orig, &mut f);
         let ip = &f[14..34];
         assert_eq!(finish(sum(ip, 0)), 0, "IPv4 header checksum");
         let mut pseudo = Vec::new();

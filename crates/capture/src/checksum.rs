@@ -21,13 +21,21 @@ pub fn finish(mut acc: u32) -> u16 {
     !(acc as u16)
 }
 
-/// RFC 1624 eqn. 3: the checksum after `old` bytes (even length) became `new`.
+/// RFC 1624 eqn. 3: the checksum after the bytes `old` became `new` (same
+/// length, starting at an even offset of the checksummed data; an odd last
+/// byte is the high half of its word, as in [`sum`]). Unchanged bytes leave
+/// the checksum as it is.
 pub fn update(check: u16, old: &[u8], new: &[u8]) -> u16 {
+    if old == new {
+        return check;
+    }
     // HC' = ~(~HC + ~m + m')
+    let word = |c: &[u8]| u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)]);
     let mut acc = u32::from(!check);
-    for (o, n) in old.chunks_exact(2).zip(new.chunks_exact(2)) {
-        acc += u32::from(!u16::from_be_bytes([o[0], o[1]]));
-        acc += u32::from(u16::from_be_bytes([n[0], n[1]]));
+    for (o, n) in old.chunks(2).zip(new.chunks(2)) {
+        acc += u32::from(!word(o));
+        acc += u32::from(word(n));
+        acc = (acc & 0xffff) + (acc >> 16);
     }
     finish(acc)
 }

@@ -49,6 +49,7 @@ pub mod cut;
 pub mod daemon;
 pub mod demux;
 pub mod filter;
+pub mod fixup;
 pub mod flow;
 pub mod flowout;
 pub mod ipfix;

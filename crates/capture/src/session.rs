@@ -10,7 +10,7 @@ use crate::checkpoint::{Checkpoint, CheckpointError, Checkpointer};
 use crate::config::{OutputConfig, SessionConfig};
 use crate::counters::Counters;
 use crate::cryptopan::{CryptoPan, Key};
-use crate::cut::{Cutter, FieldSet};
+use crate::cut::{Cutter, Field, FieldSet};
 use crate::filter::{Filter, FilterError};
 use crate::flowout::{Emit, FlowOutput};
 pub use crate::flowout::{FlowBatch, FlowSink};
@@ -337,6 +337,13 @@ impl Session {
             Self::after_export(&mut self.counters, &mut self.warned, &self.cfg.name, r);
         }
         self.cutter.zero_fields(p, &mut self.scratch);
+        // Checksums verify after the rewrites exactly when the original's
+        // did, unless the field selection zeroed them.
+        if (self.anon.is_some() || self.cutter.fields != FieldSet::ALL)
+            && self.cutter.fields.has(Field::Checksums)
+        {
+            crate::fixup::refresh(p, frame, &mut self.scratch);
+        }
         if let Some(w) = &mut self.writer {
             match w.write(ts_ns, &self.scratch, wire_len) {
                 Ok(Written::Stored) => {}
