@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// Pings 10.0.0.1 -> 10.0.0.2 and their replies, a port unreachable
+/// Pings 10.0.0.1 -> 10.0.0.2 and their replies (and over IPv6), a port unreachable
 /// 10.0.0.2 -> 10.0.0.1 quoting a UDP datagram, and a UDP flow for contrast.
 fn traffic() -> Vec<(u64, Vec<u8>)> {
     let t0 = 1_700_000_000_000_000_000u64;
@@ -23,6 +23,18 @@ fn traffic() -> Vec<(u64, Vec<u8>)> {
         let body = [0x5a; 56];
         frames.push((ts, icmp4(a, b, 8, 0, [0x12, 0x34, 0, seq], &body)));
         frames.push((ts + 300_000, icmp4(b, a, 0, 0, [0x12, 0x34, 0, seq], &body)));
+    }
+    let (a6, b6) = (
+        [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+    );
+    for seq in 0..3u8 {
+        let ts = t0 + 100_000 + u64::from(seq) * 1_000_000_000;
+        frames.push((ts, icmp6(a6, b6, 128, 0, [0, 7, 0, seq], b"ping6")));
+        frames.push((
+            ts + 200_000,
+            icmp6(b6, a6, 129, 0, [0, 7, 0, seq], b"ping6"),
+        ));
     }
     let udp = frame4(a, b, 17, 40000, 33434, 0, b"probe");
     frames.push((t0 + 5_500_000_000, udp.clone()));
@@ -96,6 +108,8 @@ fn nfdump_shows_icmp_type_code_as_for_softflowd() {
         "1|10.0.0.2|10.0.0.1|0|0.0|5",
         "1|10.0.0.2|10.0.0.1|0|3.3|1",
         "17|10.0.0.1|10.0.0.2|40000|33434|1",
+        "58|2001:db8::1|2001:db8::2|0|128.0|3",
+        "58|2001:db8::2|2001:db8::1|0|129.0|3",
     ] {
         assert!(ours.contains(row), "{row} not in {ours:#?}");
     }
@@ -108,7 +122,12 @@ fn tshark_decodes_icmp_type_code_ipv4() {
     }
     let t = tempfile::tempdir().unwrap();
     let input = t.path().join("in.pcap");
-    write_pcap(&input, &traffic());
+    // IPv4 only: each record's fields line up in tshark's lists.
+    let v4: Vec<_> = traffic()
+        .into_iter()
+        .filter(|(_, f)| f[12..14] == [8, 0])
+        .collect();
+    write_pcap(&input, &v4);
     let cfg = SessionConfig::from_json(
         r#"{"name":"ic","outputs":[{"type":"ipfix","target":{"transport":"file","path":"f.ipfix"}}]}"#,
     )

@@ -86,6 +86,29 @@ pub fn icmp4(src: [u8; 4], dst: [u8; 4], ty: u8, code: u8, rest: [u8; 4], body: 
     f
 }
 
+/// Ethernet + IPv6 + ICMPv6 with a valid checksum.
+pub fn icmp6(
+    src: [u8; 16],
+    dst: [u8; 16],
+    ty: u8,
+    code: u8,
+    rest: [u8; 4],
+    body: &[u8],
+) -> Vec<u8> {
+    let mut l4 = vec![ty, code, 0, 0];
+    l4.extend_from_slice(&rest);
+    l4.extend_from_slice(body);
+    l4_checksum(&src, &dst, 58, &mut l4, 2);
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0]);
+    f.extend_from_slice(&(l4.len() as u16).to_be_bytes());
+    f.extend_from_slice(&[58, 64]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&l4);
+    f
+}
+
 /// Ethernet + IPv6 + UDP with a valid checksum.
 pub fn frame6(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
     let mut l4 = Vec::new();
