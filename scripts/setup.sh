@@ -32,8 +32,10 @@ APT_PACKAGES=(
     linux-libc-dev
     # passive capture: libpcap (filter compiler), nfdump/nfcapd (IPFIX
     # collector in tests), netsniff-ng (trafgen, capture benchmark),
-    # tcpdump (benchmark baseline), openssh-server (sftp archive tests)
-    libpcap-dev nfdump netsniff-ng tcpdump openssh-server openssh-client
+    # tcpdump (benchmark baseline), openssh-server (sftp archive tests),
+    # softflowd (the NetFlow-style exporter our ICMP flow records are
+    # compared with)
+    libpcap-dev nfdump netsniff-ng tcpdump openssh-server openssh-client softflowd
     # manager browser tests: Debian's headless chromium, driven by
     # playwright-core (node and npm: see setup_web)
     chromium fonts-dejavu-core
