@@ -142,13 +142,7 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
             (t, r)
         })
         .await;
-        let Ok((
-            back,
-            Ok(super::Round {
-                rows, full, held, ..
-            }),
-        )) = r
-        else {
+        let Ok((back, Ok(super::Round { rows, full, .. }))) = r else {
             return;
         };
         t = back;
@@ -167,17 +161,8 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
                 shared.left.notified().await;
             }
         };
-        // Held at a gap: look again soon (another server's commit, which
-        // fills it, wakes nobody here).
-        let next = async {
-            if held {
-                tokio::time::sleep(super::visible::HELD_POLL).await;
-            } else {
-                super::wait(&state, &mut feed).await;
-            }
-        };
         tokio::select! {
-            () = next => {}
+            () = super::wait(&state, &mut feed) => {}
             () = unfollowed => return, // The last subscriber left.
         }
     }

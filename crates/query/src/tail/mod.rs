@@ -43,13 +43,11 @@ mod committed;
 mod frames;
 mod hub;
 mod slots;
-mod visible;
 pub use committed::rows_from_commits;
 use frames::{Frames, FramesBuilder};
 pub use hub::Hub;
 use hub::Subscription;
 pub use slots::Slots;
-use visible::Horizon;
 
 /// Rows read in a round that follows a short one (the usual case: a
 /// commit's worth of new rows).
@@ -71,9 +69,6 @@ pub struct Tail {
     req: RowsRequest,
     /// Last id sent.
     last: i64,
-    /// On PostgreSQL, how far `last` may move over ids no visible row
-    /// holds ([`visible`]).
-    horizon: Horizon,
     /// Rows to read in the next round.
     batch: u64,
     /// One event per batch (`batch=true`) rather than per row.
@@ -184,8 +179,7 @@ async fn open_tail(
                 }
             },
         };
-        let resumed = resume.is_some();
-        let mut last = match resume {
+        let last = match resume {
             Some(v) => v.trim().parse::<i64>().map_err(|_| {
                 QueryError::bad("after", format!("{v:?}: give an event id (oml_tuple_id)"))
             })?,
@@ -199,21 +193,11 @@ async fn open_tail(
                 }
             }
         };
-        let mut horizon = Horizon::new(last);
-        if !resumed && src.dialect() == Dialect::Postgres {
-            // Rows committed from now on may take ids below the end.
-            let (table, end) = (schema.name.clone(), last);
-            let read_ids = |src: &mut Source| ids_below(src, &table, end);
-            let ids = read_ids(&mut src).map_err(QueryError::Database)?;
-            last = visible::settle(&mut src, end, &ids, read_ids).map_err(QueryError::Database)?;
-            horizon.settled(end);
-        }
         Ok(Tail {
             src: Conn::new(src),
             table: schema.name,
             req,
             last,
-            horizon,
             batch: BATCH,
             batched,
             domain: d,
@@ -255,26 +239,6 @@ struct Follow {
     pairs: Vec<(String, String)>,
 }
 
-/// The ids of `table` from [`MAX_BATCH`] below `end` up to it, ascending.
-fn ids_below(src: &mut Source, table: &str, end: i64) -> Result<Vec<i64>, ExportError> {
-    let mut sql = Sql::new(src.dialect());
-    sql.push("SELECT CAST(oml_tuple_id AS TEXT) FROM ")
-        .ident(table)
-        .push(&format!(
-            " WHERE oml_tuple_id > {} AND oml_tuple_id <= {end}",
-            end.saturating_sub(MAX_BATCH as i64)
-        ));
-    // Sorted here: an ORDER BY would name the text column (PostgreSQL
-    // calls the cast by the column's name) and sort "10" before "9".
-    let mut ids: Vec<i64> = src
-        .text_rows(&sql)?
-        .iter()
-        .filter_map(|r| r.first()?.as_deref()?.parse().ok())
-        .collect();
-    ids.sort_unstable();
-    Ok(ids)
-}
-
 fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
     let mut sql = Sql::new(src.dialect());
     sql.push("SELECT CAST(max(oml_tuple_id) AS TEXT) FROM ")
@@ -302,11 +266,6 @@ fn max_id(src: &mut Source, table: &str) -> Result<i64, ExportError> {
 /// holds (every row up to the end is committed); none reads anything once
 /// the tail is there. Rows the writer handed over after committing them
 /// are rendered from there, not read at all ([`committed`]).
-///
-/// A round on PostgreSQL never moves past an id that a running
-/// transaction may still commit a row with ([`visible`]): it stops
-/// before such a gap and holds until the gap is final (a filtered
-/// round finds the gaps among the ids alone, [`settled_ids`]).
 fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let limit = t.batch as usize;
     t.req.limit = Some(t.batch);
@@ -335,55 +294,28 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
             Some(end) => {
                 let hi = end.min(window).min(gap.unwrap_or(end));
                 let mut out = FramesBuilder::new(std::iter::empty::<&str>(), t.batched);
-                let mut again = false;
                 if hi > t.last {
                     t.req.until = Some(hi);
-                    let beyond;
-                    (out, beyond) = read(t, limit, true)?;
-                    if out.is_empty() && beyond.is_none() && hi <= t.horizon.final_upto() {
+                    out = read(t, limit)?;
+                    if out.is_empty() {
                         t.last = hi;
-                    } else if let Some(seen) = beyond.or(out.is_empty().then_some(hi)) {
-                        // Ids below the end no visible row holds (yet).
-                        again = t.horizon.gap(&mut t.src, t.last, seen)?;
                     }
                 }
-                // More below the end: go on at once (unless held at a gap).
-                let full = out.len() >= limit || again || (t.last < end && !t.horizon.held(t.last));
+                // More below the end: go on at once.
+                let full = out.len() >= limit || t.last < end;
                 (out, full, (end - t.last).max(0))
-            }
-            None if t.src.dialect() == Dialect::Postgres && !dense => {
-                // Filtered: ids are sparse by design, so the gaps are
-                // looked for among the ids alone, and the read stops
-                // below the first one that is not final.
-                let (upto, again) = settled_ids(t, limit)?;
-                t.req.until = Some(upto);
-                let (out, _) = read(t, limit, false)?;
-                if out.len() < limit {
-                    t.last = t.last.max(upto);
-                }
-                let full = out.len() >= limit || again;
-                let lag = if full {
-                    max_id(&mut t.src, &t.table)? - t.last
-                } else {
-                    0
-                };
-                (out, full, lag)
             }
             None => {
                 t.req.until = dense.then_some(window);
-                let (mut out, mut beyond) = read(t, limit, dense)?;
-                if dense && out.is_empty() && beyond.is_none() {
+                let mut out = read(t, limit)?;
+                if dense && out.is_empty() {
                     t.req.until = None;
-                    (out, beyond) = read(t, limit, dense)?;
+                    out = read(t, limit)?;
                 }
-                let again = match beyond {
-                    Some(seen) => t.horizon.gap(&mut t.src, t.last, seen)?,
-                    None => false,
-                };
                 // Less than a full batch: nothing left to read, no lag. Only a
                 // full batch asks where the end is (on PostgreSQL, max() also
                 // walks back over the writer's open transaction).
-                let full = out.len() >= limit || again;
+                let full = out.len() >= limit;
                 let lag = if full {
                     max_id(&mut t.src, &t.table)? - t.last
                 } else {
@@ -401,41 +333,8 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
     Ok(Round {
         rows: out.finish(),
         lag,
-        held: !full && t.horizon.held(t.last),
         full,
     })
-}
-
-/// For a filtered tail on PostgreSQL: the highest id up to which every
-/// id after `t.last` holds a visible row or is final (probing up to
-/// `limit` ids, whatever the filters), and whether a gap just became
-/// final (read again at once).
-fn settled_ids(t: &mut Tail, limit: usize) -> Result<(i64, bool), ExportError> {
-    let mut sql = Sql::new(t.src.dialect());
-    // Aliased: `ORDER BY oml_tuple_id` then sorts the numbers, not the
-    // text of the cast.
-    sql.push("SELECT CAST(oml_tuple_id AS TEXT) AS id_text FROM ")
-        .ident(&t.table)
-        .push(&format!(
-            " WHERE oml_tuple_id > {} ORDER BY oml_tuple_id LIMIT {limit}",
-            t.last
-        ));
-    let ids: Vec<i64> = t
-        .src
-        .text_rows(&sql)?
-        .iter()
-        .filter_map(|r| r.first()?.as_deref()?.parse().ok())
-        .collect();
-    let mut upto = t.last;
-    for &id in &ids {
-        if !t.horizon.may_follow(upto, id) {
-            let seen = ids.last().copied().unwrap_or(id);
-            let again = t.horizon.gap(&mut t.src, upto, seen)?;
-            return Ok((upto, again));
-        }
-        upto = id;
-    }
-    Ok((upto, false))
 }
 
 /// What one round read.
@@ -446,19 +345,10 @@ struct Round {
     lag: i64,
     /// Whether the round read all it asked for (more may be waiting).
     full: bool,
-    /// Whether the tail waits for a gap to fill or become final (it
-    /// looks again after [`visible::HELD_POLL`], not at the next commit).
-    held: bool,
 }
 
 /// Reads up to `limit` rows after `t.last` as events; moves `t.last`.
-/// With `dense` (every row of a PostgreSQL table selected), stops before
-/// a gap that is not final and returns the highest id seen beyond it.
-fn read(
-    t: &mut Tail,
-    limit: usize,
-    dense: bool,
-) -> Result<(FramesBuilder, Option<i64>), ExportError> {
+fn read(t: &mut Tail, limit: usize) -> Result<FramesBuilder, ExportError> {
     t.req.after = Some(t.last);
     let sql = plan::rows(t.src.dialect(), &t.table, &t.req);
     let cols: Vec<Column> = plan::selected(&t.req);
@@ -466,27 +356,20 @@ fn read(
     let mut out = FramesBuilder::new(cols[1..].iter().map(|c| c.name.as_str()), t.batched);
     let int64_string = t.req.int64_string;
     let mut last = t.last;
-    let mut beyond: Option<i64> = None;
-    let horizon = &t.horizon;
     t.src.run(&sql, &cols, |cells| {
-        if out.len() >= limit {
-            return Ok(());
-        }
-        if let Cell::Int(id) = cells[0] {
-            if beyond.is_some() || (dense && !horizon.may_follow(last, id)) {
-                beyond = Some(beyond.map_or(id, |b| b.max(id)));
-                return Ok(());
+        if out.len() < limit {
+            if let Cell::Int(id) = cells[0] {
+                out.row(id, |i, buf| {
+                    write_api_value(buf, &cells[i + 1], cols[i + 1].kind, times, int64_string)
+                });
+                last = id;
             }
-            out.row(id, |i, buf| {
-                write_api_value(buf, &cells[i + 1], cols[i + 1].kind, times, int64_string)
-            });
-            last = id;
         }
         Ok(())
     })?;
     t.last = last;
     READ.fetch_add(out.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    Ok((out, beyond))
+    Ok(out)
 }
 
 /// Rows live tails read from the table since the process started.
@@ -530,12 +413,7 @@ async fn run(
             .await;
             let Ok((back, r)) = r else { return };
             t = back;
-            let Round {
-                rows,
-                lag,
-                full,
-                held,
-            } = match r {
+            let Round { rows, lag, full } = match r {
                 Ok(x) => x,
                 Err(e) => {
                     let data = json!({"code": "database_error", "message": e.to_string()});
@@ -558,13 +436,6 @@ async fn run(
                 return;
             }
             if full {
-                continue;
-            }
-            if held {
-                tokio::time::sleep(visible::HELD_POLL).await;
-                if tx.is_closed() {
-                    return;
-                }
                 continue;
             }
             if sub.is_some() {
