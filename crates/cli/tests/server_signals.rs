@@ -63,6 +63,14 @@ fn sigterm_commits_rows_of_connected_clients() {
     assert!(exit.success(), "{exit:?}\n{}", log.join("\n"));
     assert!(log.iter().any(|l| l.contains("server stopped")));
 
+    // What the server stores is its user's alone, whatever the umask.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.path().join("vecdomain.sq3"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "the database is owner-only: {mode:o}");
+
     let db = rusqlite::Connection::open(dir.path().join("vecdomain.sq3")).unwrap();
     let count = |t: &str| -> i64 {
         db.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))

@@ -7,10 +7,28 @@
 //! can be replaced, so, as ssh does with private keys, every component
 //! refuses to load one ([`check_private`]) and says which `chmod` fixes it.
 //! [`write_private`] creates such files (tests, generated secrets).
+//!
+//! What the daemons store is as private as their secrets: collected rows,
+//! journals, captures. [`owner_only_from_now`] makes every file and
+//! directory the process creates afterwards owner-only.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// Sets the process's file-creation mask to 077: every file and directory
+/// created afterwards (databases, journals, their `-wal` files, data
+/// directories) is readable by the daemon's user only, whatever the
+/// umask it was started with. Returns the mask that was in force. Called
+/// by the daemons (server, proxy, manager) as they start serving; an
+/// operator who wants a group to read the data grants it afterwards
+/// (`chmod g+r`, ACLs) knowingly.
+pub fn owner_only_from_now() -> u32 {
+    // SAFETY: umask only swaps an integer in the process's state.
+    #[allow(unsafe_code)]
+    let old = unsafe { libc::umask(0o077) };
+    old as u32
+}
 
 /// Why a secret file is refused.
 #[derive(Debug, thiserror::Error)]

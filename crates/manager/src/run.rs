@@ -153,6 +153,8 @@ pub fn import_reservation(db: &Db, file: &Path) -> Result<ImportReport, RunError
 /// serves until SIGTERM or SIGINT (requests in flight are finished, the
 /// monitor stopped and its stream flushed).
 pub fn serve(cfg: ManagerConfig, listening: impl FnOnce(SocketAddr)) -> Result<(), RunError> {
+    // Every file and directory created from here on is owner-only.
+    httpkit::secret::owner_only_from_now();
     cfg.validate().map_err(RunError::Invalid)?;
     let io = |context| move |source| RunError::Io { context, source };
     let runtime = tokio::runtime::Builder::new_multi_thread()

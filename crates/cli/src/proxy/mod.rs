@@ -100,7 +100,7 @@ pub struct ProxyArgs {
         default_value = "127.0.0.1:3004"
     )]
     pub control: String,
-    /// Token file for the control endpoint ('<pattern> <token> <scopes>' lines, see `streamgauge server --help`): 'read' may GET /status, 'control' may pause and resume. Without it only loopback clients may use the endpoint, and the reference's line protocol works.
+    /// Token file for the control endpoint ('<pattern> <token> <scopes>' lines, see `streamgauge server --help`): 'read' may GET /status, 'control' may pause and resume. Without it, a control endpoint on loopback serves loopback clients only (and the reference's line protocol works); one bound beyond loopback creates <journal>/control.tokens on first start (owner-only, one random token with both scopes; its path is printed) and requires it.
     #[arg(long, value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
     /// Also answer control requests addressed to this DNS name (repeatable); without it only loopback names (localhost) and IP addresses are served, so web pages cannot reach the control endpoint through DNS rebinding.

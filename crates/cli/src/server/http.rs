@@ -10,7 +10,7 @@ use clap::Args;
 /// opens no HTTP port).
 #[derive(Debug, Args)]
 pub struct HttpArgs {
-    /// Serve the query API (/api/v1/...), /metrics, /feedback and /control on ADDR:PORT. Without --auth-file only loopback clients are answered (see --http-public); with it, clients send 'Authorization: Bearer <token>' and tokens need the read or control scope.
+    /// Serve the query API (/api/v1/...), /metrics, /feedback and /control on ADDR:PORT. Without --auth-file only loopback clients are answered, and an address beyond loopback is refused at start unless --http-public is given; with it, clients send 'Authorization: Bearer <token>' and tokens need the read or control scope.
     #[arg(long = "http", id = "http", value_name = "ADDR")]
     pub http_listen: Option<SocketAddr>,
     /// Without --auth-file, let any address read (never control) over HTTP.

@@ -213,6 +213,8 @@ pub fn secure_control(config: &mut ProxyConfig) -> Result<Option<CreatedTokens>,
 /// command lines typed on standard input; the journals stay for the next
 /// start.
 pub fn serve(config: ProxyConfig) -> Result<(), RunError> {
+    // Every file and directory created from here on is owner-only.
+    httpkit::secret::owner_only_from_now();
     let io = |context| move |source| RunError::Io { context, source };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

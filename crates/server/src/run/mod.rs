@@ -93,6 +93,8 @@ where
 /// starts it, drops privileges, re-reads the token file and the feedback
 /// rules on SIGHUP, and shuts it down (every accepted row committed).
 pub fn serve(resolved: Resolved) -> Result<(), RunError> {
+    // Every file and directory created from here on is owner-only.
+    httpkit::secret::owner_only_from_now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // A connection thread that runs out of work hands back what its
