@@ -8,6 +8,8 @@
 use std::time::Duration;
 
 use ureq::Agent;
+/// The body of an answer from [`Client::open`], read as it comes.
+pub use ureq::Body;
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +150,29 @@ impl Client {
         self.finish(&url, result).map(text)
     }
 
+    /// `GET path` with these request headers, for bodies read as they
+    /// come (downloads, live tails): the answer whatever its status, its
+    /// body not read yet. Connecting (TLS included) times out after
+    /// [`OPEN_CONNECT_TIMEOUT`]; nothing else does, as a live tail lasts
+    /// as long as its reader.
+    pub fn open(
+        &self,
+        path: &str,
+        headers: &[(ureq::http::HeaderName, ureq::http::HeaderValue)],
+    ) -> Result<ureq::http::Response<ureq::Body>, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self
+            .auth(self.agent.get(&url))
+            .config()
+            .timeout_global(None)
+            .timeout_connect(Some(OPEN_CONNECT_TIMEOUT))
+            .build();
+        for (name, value) in headers {
+            req = req.header(name, value);
+        }
+        req.call().map_err(|e| self.failed(&url, e))
+    }
+
     fn auth<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         match &self.token {
             Some(t) => req.header("Authorization", format!("Bearer {t}")),
@@ -160,19 +185,7 @@ impl Client {
         url: &str,
         result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<Vec<u8>, ClientError> {
-        let mut response = result.map_err(|e| match certificate_refused(&e) {
-            Some(reason) => ClientError::Certificate {
-                what: self.what.clone(),
-                url: url.to_owned(),
-                reason,
-            },
-            None => ClientError::Unreachable {
-                what: self.what.clone(),
-                url: url.to_owned(),
-                reason: e.to_string(),
-                hint: self.hint.clone(),
-            },
-        })?;
+        let mut response = result.map_err(|e| self.failed(url, e))?;
         let status = response.status().as_u16();
         let body = response
             .body_mut()
@@ -197,7 +210,28 @@ impl Client {
             message: field("message").unwrap_or_else(|| text(body).trim().to_owned()),
         })
     }
+
+    /// What a transport error means for the caller: a refused certificate,
+    /// or nothing answering.
+    fn failed(&self, url: &str, e: ureq::Error) -> ClientError {
+        match certificate_refused(&e) {
+            Some(reason) => ClientError::Certificate {
+                what: self.what.clone(),
+                url: url.to_owned(),
+                reason,
+            },
+            None => ClientError::Unreachable {
+                what: self.what.clone(),
+                url: url.to_owned(),
+                reason: e.to_string(),
+                hint: self.hint.clone(),
+            },
+        }
+    }
 }
+
+/// How long [`Client::open`] waits for a connection (and its TLS handshake).
+pub const OPEN_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the TLS layer refused the server's certificate, when it did.
 fn certificate_refused(e: &ureq::Error) -> Option<String> {

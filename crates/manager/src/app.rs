@@ -27,8 +27,6 @@ pub struct App {
     pub limiter: LoginLimiter,
     /// The threads that hash passwords (a fixed few: parallel logins must not each hold a hash's memory).
     pub hashes: crate::auth::hashpool::HashPool,
-    /// Async HTTP client for streamed bodies (proxy, downloads).
-    pub http: reqwest::Client,
 }
 
 impl std::fmt::Debug for App {
@@ -80,13 +78,6 @@ impl App {
             Some(p) => Credentials::load(p)?,
             None => Credentials::default(),
         };
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(5))
-            .build()
-            .map_err(|e| StartError::Io {
-                what: "HTTP client".into(),
-                reason: e.to_string(),
-            })?;
         let app = App {
             db,
             config,
@@ -96,7 +87,6 @@ impl App {
                 what: "password hash threads".into(),
                 reason: e.to_string(),
             })?,
-            http,
         };
         app.bootstrap()?;
         Ok(app)

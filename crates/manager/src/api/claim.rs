@@ -12,8 +12,8 @@ use crate::app::App;
 use crate::auth::caller::Me;
 use crate::db::devices::{self, Device, Kind};
 use crate::db::experiments;
-use crate::devices::collector;
 use crate::devices::relay_path::{upstream_url, Resource};
+use crate::devices::{collector, DeviceError};
 use crate::names;
 
 /// What an experiment asks to hold.
@@ -114,11 +114,12 @@ async fn collector_has(app: &App, d: &Device, domain: &str) -> ApiResult<bool> {
             ),
         )
     };
-    let resp = collector::get(app, d, url)
-        .map_err(|e| super::data::refused_transport(&e))?
-        .send()
+    let resp = collector::get(app, d, &url, Vec::new())
         .await
-        .map_err(|e| unknown(e.to_string()))?;
+        .map_err(|e| match e {
+            DeviceError::Transport(_) => super::data::refused_transport(&e),
+            other => unknown(other.to_string()),
+        })?;
     match resp.status().as_u16() {
         200 => Ok(true),
         404 => Ok(false),

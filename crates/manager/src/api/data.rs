@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use httpkit::{ApiError, ApiResult};
 
@@ -17,32 +17,41 @@ use crate::auth::caller::Me;
 use crate::db::devices::{self, Device};
 use crate::db::experiments::Experiment;
 use crate::devices::relay_path::{upstream_url, Resource};
-use crate::devices::{capture, collector};
+use crate::devices::{capture, collector, streamed, DeviceError};
 
-fn unreachable(what: &str, e: reqwest::Error) -> ApiError {
-    // The causes too: a refused certificate is only named by them.
-    let mut why = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        why.push_str(&format!(": {s}"));
-        source = s.source();
+/// 502 for a device request that failed: `device_transport` (nothing was
+/// sent), `device_certificate` (its certificate was refused before
+/// anything was sent), `device_unreachable` (nothing answered).
+fn device_failed(what: &str, e: DeviceError) -> ApiError {
+    match e {
+        DeviceError::Transport(_) => refused_transport(&e),
+        DeviceError::Certificate(why) => ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "device_certificate",
+            format!("{what} is not trusted: {why}"),
+        ),
+        DeviceError::Unreachable(why) => ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "device_unreachable",
+            format!("{what} did not answer: {why}"),
+        ),
+        other => ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "device_unreachable",
+            format!("{what} did not answer: {other}"),
+        ),
     }
-    ApiError::new(
-        StatusCode::BAD_GATEWAY,
-        "device_unreachable",
-        format!("{what} did not answer: {why}"),
-    )
 }
 
 /// 502 `device_transport`: nothing was sent (plain HTTP beyond loopback
 /// without `insecure`, or unusable TLS settings of the device).
-pub fn refused_transport(e: &crate::devices::DeviceError) -> ApiError {
+pub fn refused_transport(e: &DeviceError) -> ApiError {
     ApiError::new(StatusCode::BAD_GATEWAY, "device_transport", e.to_string())
 }
 
 /// Relays an upstream answer: status, the headers that describe the
 /// body, and the body as a stream.
-fn relay(resp: reqwest::Response) -> Response {
+fn relay(resp: axum::http::Response<httpkit::client::Body>) -> Response {
     let status = StatusCode::from_u16(resp.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut out = Response::builder().status(status);
     for h in [
@@ -51,15 +60,13 @@ fn relay(resp: reqwest::Response) -> Response {
         header::CONTENT_LENGTH,
         header::CACHE_CONTROL,
     ] {
-        if let Some(v) = resp.headers().get(h.as_str()) {
-            if let Ok(v) = HeaderValue::from_bytes(v.as_bytes()) {
-                out = out.header(h, v);
-            }
+        if let Some(v) = resp.headers().get(&h) {
+            out = out.header(h, v.clone());
         }
     }
     // SSE through proxies: no buffering on the way out either.
     out = out.header("x-accel-buffering", "no");
-    out.body(Body::from_stream(resp.bytes_stream()))
+    out.body(streamed::relay_body(resp.into_body()))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
@@ -86,18 +93,11 @@ pub async fn download(
         .db
         .with(|c| devices::get(c, device))?
         .ok_or_else(|| not_found("device", device))?;
-    let url = capture::file_url(&d, &rd.session, &name);
-    let req = crate::devices::transport::http(&app.http, &d)
-        .map_err(|e| refused_transport(&e))?
-        .get(&url);
-    let req = match app.credentials.token(d.credential_ref.as_deref()) {
-        Some(t) => req.bearer_auth(t),
-        None => req,
-    };
-    let resp = req
-        .send()
+    let what = format!("device {}", d.name);
+    let client = crate::devices::client(&app, &d).map_err(|e| device_failed(&what, e))?;
+    let resp = streamed::get(client, capture::file_path(&rd.session, &name), Vec::new())
         .await
-        .map_err(|e| unreachable(&format!("device {}", d.name), e))?;
+        .map_err(|e| device_failed(&what, e))?;
     Ok(relay(resp))
 }
 
@@ -134,12 +134,10 @@ pub async fn streams(State(app): State<Arc<App>>, me: Me, P(id): P<i64>) -> ApiR
     let e = access::experiment(&app, &me, id)?;
     let d = collector_of(&app, &e)?;
     let url = upstream(&d, &e, &Resource::Streams, None)?;
-    let resp = collector::get(&app, &d, url)
-        .map_err(|e| refused_transport(&e))?
-        .send()
+    let resp = collector::get(&app, &d, &url, Vec::new())
         .await
-        .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
-    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        .map_err(|err| device_failed(&format!("collector {}", d.name), err))?;
+    if resp.status() == StatusCode::NOT_FOUND {
         // No data yet: the domain appears with its first stream.
         return Ok(Response::builder()
             .header(header::CONTENT_TYPE, "application/json")
@@ -178,20 +176,17 @@ pub async fn query(
         .map_err(|err| ApiError::bad_request("bad_path", err.to_string()))?;
     let d = collector_of(&app, &e)?;
     let url = upstream(&d, &e, &resource, uri.query())?;
-    let mut req = collector::get(&app, &d, url).map_err(|e| refused_transport(&e))?;
-    for h in [
+    let forwarded = [
         header::ACCEPT,
         header::HeaderName::from_static("last-event-id"),
-    ] {
-        if let Some(v) = headers.get(&h) {
-            req = req.header(h.as_str(), v.as_bytes());
-        }
-    }
-    let resp = req
-        .send()
+    ]
+    .into_iter()
+    .filter_map(|h| headers.get(&h).cloned().map(|v| (h, v)))
+    .collect();
+    let resp = collector::get(&app, &d, &url, forwarded)
         .await
-        .map_err(|err| unreachable(&format!("collector {}", d.name), err))?;
-    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        .map_err(|err| device_failed(&format!("collector {}", d.name), err))?;
+    if resp.status() == StatusCode::NOT_FOUND {
         return relay_not_found(resp, &e).await;
     }
     Ok(relay(resp))
@@ -206,14 +201,11 @@ const NOT_FOUND_BODY_MAX: usize = 64 * 1024;
 /// manager's credential may read, other experiments' too: it, and any
 /// 404 that cannot be read as an error of the query API, becomes the
 /// manager's own `unknown_domain` naming only the experiment's domain.
-async fn relay_not_found(mut resp: reqwest::Response, e: &Experiment) -> ApiResult<Response> {
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.ok().flatten() {
-        body.extend_from_slice(&chunk);
-        if body.len() > NOT_FOUND_BODY_MAX {
-            break;
-        }
-    }
+async fn relay_not_found(
+    resp: axum::http::Response<httpkit::client::Body>,
+    e: &Experiment,
+) -> ApiResult<Response> {
+    let body = streamed::read_up_to(resp.into_body(), NOT_FOUND_BODY_MAX).await;
     let code = serde_json::from_slice::<serde_json::Value>(&body)
         .ok()
         .and_then(|v| v["error"]["code"].as_str().map(str::to_owned));

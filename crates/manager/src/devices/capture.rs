@@ -91,7 +91,7 @@ pub fn read(ctl: &CtlClient, session: &str, what: &str) -> Result<Value, DeviceE
     json(&ctl.get(&format!("/api/v1/sessions/{session}/{what}"))?)
 }
 
-/// The URL of one file of a session.
-pub fn file_url(d: &Device, session: &str, name: &str) -> String {
-    format!("{}/api/v1/sessions/{session}/files/{name}", d.base_url())
+/// The path of one file of a session on its daemon.
+pub fn file_path(session: &str, name: &str) -> String {
+    format!("/api/v1/sessions/{session}/files/{name}")
 }

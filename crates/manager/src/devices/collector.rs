@@ -2,17 +2,26 @@
 //! experiment's domain with the collector's credential. URLs come only
 //! from [`super::relay_path::upstream_url`].
 
+use axum::http::{HeaderName, HeaderValue, Response};
+use httpkit::client::Body;
+
 use crate::app::App;
 use crate::db::devices::Device;
 
 use super::DeviceError;
 
-/// An async request to the device with its credential, over the
-/// transport its record asks for ([`super::transport`]).
-pub fn get(app: &App, d: &Device, url: url::Url) -> Result<reqwest::RequestBuilder, DeviceError> {
-    let req = super::transport::http(&app.http, d)?.get(url);
-    Ok(match app.credentials.token(d.credential_ref.as_deref()) {
-        Some(t) => req.bearer_auth(t),
-        None => req,
-    })
+/// `GET url` on the device with its credential, over the transport its
+/// record asks for ([`super::transport`]): the answer whatever its
+/// status, its body to be read as it comes ([`super::streamed`]).
+/// `url` is one of [`super::relay_path::upstream_url`], built on the
+/// device's base URL: only its path and query are sent.
+pub async fn get(
+    app: &App,
+    d: &Device,
+    url: &url::Url,
+    headers: Vec<(HeaderName, HeaderValue)>,
+) -> Result<Response<Body>, DeviceError> {
+    let client = super::client(app, d)?;
+    let path = url[url::Position::BeforePath..].to_owned();
+    super::streamed::get(client, path, headers).await
 }

@@ -5,13 +5,14 @@
 //!
 //! The clients are blocking (the project's `httpkit` client); async code
 //! calls them through [`blocking`]. Bodies that must stream (file
-//! downloads, the live-data proxy) use the async client in `App::http`.
+//! downloads, the live-data proxy) are read as they come by [`streamed`].
 
 pub mod capture;
 pub mod collector;
 pub mod credentials;
 pub mod inline;
 pub mod relay_path;
+pub mod streamed;
 pub mod transport;
 
 use std::time::Instant;

@@ -62,19 +62,6 @@ pub fn client_tls(d: &Device) -> Result<Option<ClientTls>, DeviceError> {
     }
 }
 
-/// An async client for `d` (streamed bodies): the shared one for plain
-/// HTTP, one verifying the device's certificate for HTTPS.
-pub fn http(shared: &reqwest::Client, d: &Device) -> Result<reqwest::Client, DeviceError> {
-    match client_tls(d)? {
-        None => Ok(shared.clone()),
-        Some(tls) => reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(5))
-            .use_preconfigured_tls((*tls.config).clone())
-            .build()
-            .map_err(|e| DeviceError::Transport(format!("device {}: TLS client: {e}", d.name))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
