@@ -6,23 +6,7 @@ use ::server::run::control;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
-pub const LONG_ABOUT: &str = "\
-Steer senders by hand. A running `streamgauge server --metrics ADDR` keeps
-the senders that accept control messages (clients started with
---oml-backchannel feedback, and proxies relaying for them); `status` lists
-them with the feedback rules, `send` sends one control message to one
-sender. The sender applies it between two samples and stores its answer
-(`<id> ok` or `<id> error <reason>`) as metadata under the key
-`streamgauge_control`. Actions (spec §3.7): set-samples stream= samples=,
-set-interval stream= interval=, enable stream=, disable stream=,
-set-filter stream= filter= property= value=, pause, resume.
-
-Examples:
-  streamgauge control status
-  streamgauge control send exp1 node1 set-samples stream=app_udp samples=10
-  streamgauge control send exp1 node1 pause
-
-Bind --metrics to loopback: whoever reaches it can steer senders.";
+pub const LONG_ABOUT: &str = include_str!("../help/control.txt");
 
 /// Arguments of `streamgauge control`.
 #[derive(Debug, Args)]

@@ -9,28 +9,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use omsp::convert::{Converter, Output};
 
-pub const LONG_ABOUT: &str = "\
-Decode an OMSP stream and print one JSON object per line.
-
-The input is anything an OML client writes: a raw TCP capture, a file: or
-flushfile: output, text or binary (detected from the header's content line).
-The first line describes the header, then one line per tuple:
-
-  {\"kind\":\"header\",\"protocol\":5,\"domain\":...,\"schemas\":[{\"index\":2,\"name\":...,\"fields\":[[\"x\",\"int32\"]]}],...}
-  {\"kind\":\"sample\",\"stream\":2,\"name\":\"app_mp\",\"seq\":1,\"ts\":0.25,\"values\":[42]}
-
-Streams declared after the header (through schema 0) add a {\"kind\":\"schema\"}
-line. Metadata tuples are samples of stream 0. Integers are exact (64-bit
-included), NaN is null, infinities are the strings \"inf\"/\"-inf\", blobs are
-base64 strings, vectors are arrays.
-
-With --text or --binary the stream is re-encoded instead (a converter): the
-output is a valid OMSP stream any OML server accepts.
-
-Errors in the input are reported on standard error with their byte offset
-(e.g. `offset 1234: stream index 7 was never declared`); everything decodable
-is still decoded. Exit status: 0 clean input, 1 the input had errors, 2 the
-input could not be read or the command line is wrong.";
+pub const LONG_ABOUT: &str = include_str!("../help/decode.txt");
 
 /// Arguments of `streamgauge decode`.
 #[derive(Debug, Args)]

@@ -10,37 +10,7 @@ use scaffold::gen::Output;
 use scaffold::run::Generate;
 use scaffold::{Error, IntAlias};
 
-pub const LONG_ABOUT: &str = "\
-Generate instrumentation code from an OML application description.
-
-The description is the Ruby-dialect file oml2-scaffold reads (defApplication,
-defProperty, defMeasurement, defMetric), read here without Ruby, or its TOML
-equivalent (APP.toml). The same file produces, in the current directory (or
---dir):
-
-  --oml     APP_oml.h   typed oml_inject_<mp>() helpers, oml_register_mps()
-  --opts    APP_popt.h  opts_t and the popt option table
-  --main    APP.c + config.h  an example main (kept unless --force)
-  --make    Makefile    (kept unless --force)
-  --python  APP_oml.py  one class per measurement point, argparse options
-  --rust    APP_oml.rs  one struct per measurement point, clap options
-
-C programs written against oml2-scaffold headers compile unchanged against
-these and link with streamgauge's liboml2. Generated headers and modules are
-always replaced; the main, config.h, Makefile and descriptions are never
-overwritten without --force. An invalid description is reported with
-file:line:col for every problem, and nothing is written.
-
-  streamgauge scaffold --app ping            # write ping.rb, a skeleton to edit
-  streamgauge scaffold --oml --opts --main --make ping.rb
-  streamgauge scaffold --python --rust ping.toml
-  streamgauge scaffold --from-db old.sq3 --oml   # description from a database
-  streamgauge scaffold convert ping.rb          # → ping.toml (and back)
-
-Exit status: 0 done, 1 invalid description or a file that would be
-overwritten, 2 a file could not be read or written.
-
-See docs/scaffold.md for the description language and a worked example.";
+pub const LONG_ABOUT: &str = include_str!("../help/scaffold.txt");
 
 /// Arguments of `streamgauge scaffold`.
 #[derive(Debug, Args)]

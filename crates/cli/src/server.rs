@@ -15,23 +15,7 @@ use clap::{Args, ValueEnum};
 
 use security::SecurityArgs;
 
-pub const LONG_ABOUT: &str = "\
-Collect measurement streams from OML clients (liboml2, oml4py, streamgauge)
-over TCP and store them, one SQLite database <data-dir>/<domain>.sq3 per
-experiment domain (or, with --backend postgresql, one PostgreSQL database
-named after the domain, created when first needed: the --pg-user role needs
-CREATEDB), in the layout of the reference oml2-server.
-
-Accepts OMSP v1 to v5, text and binary, from any number of concurrent
-clients. Bad lines and packets are logged (client address and byte offset)
-and skipped; a connection is closed only when the protocol cannot go on.
-Rows become visible to readers within a second. SIGTERM or SIGINT stop the
-server cleanly: connections are drained, everything accepted is committed,
-databases are closed and the event hook gets EXIT.
-
-Settings come from, in order of precedence: the command line, the
-environment (OML_SQLITE_DIR for --data-dir, PGPASSWORD for --pg-pass), the --config file (key = value
-lines, keys named like the long options), the defaults.";
+pub const LONG_ABOUT: &str = include_str!("../help/server.txt");
 
 /// Storage back ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

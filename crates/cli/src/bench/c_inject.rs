@@ -8,31 +8,7 @@ use clap::{Args, ValueEnum};
 use super::c_libs::LibArgs;
 
 /// Long help of `streamgauge bench c-inject`.
-pub const LONG_ABOUT: &str = "\
-Measure what one omlc_inject costs a C application.
-
-crates/client-ffi/bench/inject_bench.c, a C program written against
-<oml2/omlc.h> alone, is compiled (cc -O2, -Wall -Wextra -Werror) against
-our liboml2 and against the reference liboml2, and both are run in this
-run. The sample is (int32, double, 16-character string). Modes:
-
-  burst      bursts of --burst-size injects, --pause-us apart, so that the
-             queue always has room: what the application pays per call.
-             Each burst is timed as a whole; a run's figure is the median
-             over its bursts (and threads).
-  sustained  injects back to back for --millis: the end-to-end rate once
-             the queue is full (encoding and I/O included).
-
-For every target (tcp: a `streamgauge server` in another process, SQLite
-in a temporary directory; file: a file in a temporary directory), encoding
-(binary, text), thread count (--threads) and mode, the two libraries run
-alternately --rounds times each, and so does the same loop written in Rust
-against the Rust core (Mp::inject, in this process, same client options).
-Printed per configuration: the median of the runs' figures in ns per
-inject, their range, ours / Rust core and reference / ours.
-
-Budget: burst, 1 thread, median <= 50 ns for binary and text.
-The machine's other load moves every figure; compare ratios of one run.";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-c_inject.txt");
 
 /// Where the samples go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -8,29 +8,7 @@ use clap::Args;
 use super::c_libs::LibArgs;
 
 /// Long help of `streamgauge bench c-observer`.
-pub const LONG_ABOUT: &str = "\
-Measure what reporting every packet through liboml2 costs a C UDP sender.
-
-crates/client-ffi/bench/udp_observer.c, a C program written against
-<oml2/omlc.h>, is compiled against our liboml2 (and the reference one) and
-run with only --oml-collect (the client's default options) towards a
-`streamgauge server` started as a separate process (SQLite in a temporary
-directory). A receiver thread counts datagrams; the sender sends --size-byte
-datagrams over loopback as fast as it can for --seconds per round, rounds
-alternating uninstrumented / instrumented (one omlc_inject of (seq, bytes)
-per packet), --rounds of each.
-
-Reported per library: every round's packets/s, the median of each kind,
-and the ratio instrumented / uninstrumented (target with our library: 0.95
-or more); the CPU time of each thread of the C program (sender, receiver
-udp-rx, the library's writer and sender threads) and of the server
-process, also per reported packet, to show where the cycles go. Then the rows stored in the server's database are counted: with
-our library every reported packet must be stored. The reference drops
-samples when its small queue is full; its row count is shown for
-information.
-
-On a 2-core machine the client's writer, the server and the receiver
-compete with the sender for CPU: the ratio includes that competition.";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-c_observer.txt");
 
 /// Arguments of `streamgauge bench c-observer`.
 #[derive(Debug, Args)]

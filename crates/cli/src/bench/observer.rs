@@ -6,26 +6,7 @@ use benchmarks::observer::{Options, Target};
 use clap::{Args, ValueEnum};
 
 /// Long help of `streamgauge bench observer`.
-pub const LONG_ABOUT: &str = "\
-Measure what reporting every packet costs a UDP sender.
-
-A sender thread sends --size-byte datagrams over loopback as fast as it
-can, to a receiver thread that counts them, for --seconds per round. Rounds
-alternate: uninstrumented, then instrumented (the same loop plus one
-Mp::inject per packet: sequence number and size), --rounds times each, so
-that drift and noise hit both alike. The instrumented sender reports to
---target: a streamgauge server started in this process on loopback
-(SQLite in a temporary directory, the client's default options: binary,
-block with a 1 s stall limit, 64 MiB), or a file.
-
-Reported: packets/s of every round, the median of each kind, and the ratio
-instrumented / uninstrumented (target: 0.95 or more). Then the zero-loss
-check: the client closes, and the rows stored (or written) must equal the
-packets reported, with no drop counted.
-
-On a 2-core machine the client's writer thread, the server and the
-receiver share the cores with the sender, so the ratio includes their
-competition for CPU, not only the cost of inject itself.";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-observer.txt");
 
 /// Where the instrumented sender reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

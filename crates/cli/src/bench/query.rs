@@ -6,21 +6,7 @@ use benchmarks::query::Options;
 use clap::Args;
 
 /// Long help of `streamgauge bench query`.
-pub const LONG_ABOUT: &str = "\
-Measure the query API on a generated stream (v:double n:int64 u:uint64,
-one sender) of --rows rows, in SQLite and in a throwaway PostgreSQL
-cluster (as root it runs as user postgres; --no-pg skips it), in one run:
-
-  - the points=2000 downsampled query (M4 from pre-aggregated tiles):
-    the first one, which builds the tiles (one scan), then the median of
-    --repeat; with --exact also the exact M4 computed by the database
-    (tiles=false, checked to give the same answer; about ten scans);
-  - --append rows added afterwards and the next downsampled query, which
-    folds them into the tiles;
-  - one plain scan of the rows (the floor of any exact answer);
-  - full exports through the API's writers: Arrow IPC, JSON, CSV;
-  - the database's own CSV dump of the same rows (sqlite3 -csv,
-    COPY ... TO STDOUT) as the reference, with the Arrow ratio to it.";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-query.txt");
 
 /// Arguments of `streamgauge bench query`.
 #[derive(Debug, Args)]

@@ -6,40 +6,7 @@ use benchmarks::readers::Options;
 use clap::{Args, ValueEnum};
 
 /// Long help of `streamgauge bench readers`.
-pub const LONG_ABOUT: &str = "\
-Measure what readers of the query API cost ingestion, and the latency of a
-live tail, with a collection server started in this process (SQLite, or
-with --pg a throwaway PostgreSQL cluster; on 127.0.0.1, --http on a free
-port).
-
-Ingestion: after one unmeasured warm-up round, --rounds pairs of rounds,
-each storing --tuples tuples from one client into the same stream: once
-alone, once while --subscribers live tails (Server-Sent Events) follow
-that stream and a loop of downsampled queries (points=2000) runs against
-it. The order within a pair alternates (alone first, then readers
-first), so that neither rates that climb over the run nor work a round
-leaves behind (a grown SQLite WAL, tile upkeep) favour one side. A
-round's rate is tuples over the time from the first byte sent to the
-moment all rows are committed (seen by a separate connection); a loaded
-round ends when every subscriber has had every row (or 10 s later) and
-has closed its connection. The ratio with/alone is reported per pair,
-with the median. The subscribers and the query loop stand for browsers
-on other machines: their threads run at nice 19 and count events without
-parsing them, so they take what the server leaves idle and the ratio
-measures what serving them costs the server, whose HTTP threads run at
---http-nice (as `streamgauge server --http-nice`). They ask for batched
-events (`batch=true`, as the manager's live plots do) unless
---tail-events row. The query loop sends its next query as soon as the
-last is answered (it takes whatever the server leaves idle, so a server
-that answers faster gets more queries, not a better ratio), or with
---query-every, one query per that many milliseconds at most (a dashboard
-reloading a plot); --query-every off runs no query loop.
-
-Tail latency: one client sends --latency-rate rows per second for
---latency-seconds, each row carrying its wall-clock send time; one tail
-subscriber records, for every event, the time it arrived minus the time
-the row was sent (an upper bound of commit-to-event: it includes the send
-and the writer's commit interval). Median, p99 and maximum are reported.";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-readers.txt");
 
 /// Arguments of `streamgauge bench readers`.
 #[derive(Debug, Args)]

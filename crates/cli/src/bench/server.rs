@@ -12,42 +12,7 @@ use omsp::Content;
 use crate::server::Backend;
 
 /// Long help of `streamgauge bench server`.
-pub const LONG_ABOUT: &str = "\
-Measure how fast the collection server stores tuples into SQLite or
-PostgreSQL (--backend), and compare with the physical limit measured in
-the same run.
-
-Each scenario pre-encodes the tuples (--tuples in all, shared among the
-clients) with the OMSP encoder, starts a server in this process on
-127.0.0.1 (or uses --addr), sends over --clients parallel TCP connections,
-and times from the first byte sent to the moment a separate connection
-sees every row committed. Then it checks zero loss: the exact row count,
-every client's complete sequence numbers, and the values of every
---check-every-th tuple.
-
-SQLite: the server writes into a temporary data directory. Right before
-and right after each scenario, the same rows are inserted with a prepared
-statement straight into a fresh file with the store's table layout and
-pragmas (WAL, synchronous = NORMAL), one transaction per --raw-batch rows.
-
-PostgreSQL: the server writes into the server given by the --pg-* flags,
-or into a throwaway cluster started for the run (--pg-temp). Visibility is
-polled with max(oml_tuple_id) and confirmed with COUNT(*). Right before and
-right after each scenario, the same rows, encoded beforehand, are sent by
-binary COPY into a fresh table with the store's layout, one COPY and one
-transaction per --raw-batch rows. For reference, the reference server's
-method (one synchronous prepared INSERT per row) is timed on
---insert-sample rows and reported as rows/s, extrapolated.
-
-The faster of the two raw runs is the limit, and the ratio server / raw
-is reported (target: 0.8 or more).
-
-The reference oml2-server (--reference PREFIX, built by
-shared/reference/build-oml.sh) is then measured on the same workload in
-every scenario, as a child process on the same back end, and streamgauge's
-rate is reported as a ratio to it (only its row count is checked: it
-stores some values differently by design). Skipped with --no-reference,
-and beside a server given by --addr";
+pub const LONG_ABOUT: &str = include_str!("../../help/bench-server.txt");
 
 /// Content types to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,23 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-pub const LONG_ABOUT: &str = "\
-Anonymise IPv4 and IPv6 addresses with Crypto-PAn (prefix-preserving: two
-addresses sharing a k-bit prefix still share one afterwards), with the same
-key and result as the capture sessions' anonymisation, so addresses noted
-elsewhere can be matched to anonymised captures.
-
-Addresses come from the arguments, or else one per line on standard input;
-each result is printed on its own line (IPv6 in RFC 5952 form), blank input
-lines stay blank. A line that is not an address is reported on standard
-error with its line number and printed as an empty line, and the others are
-still processed.
-
-The key file holds 32 bytes, raw or as 64 hex digits (an optional newline
-after them): the first 16 are the AES-128 key, the last 16 the pad.
-
-Exit codes: 0 every line converted; 1 some lines were not addresses; 2 the
-key could not be read.";
+pub const LONG_ABOUT: &str = include_str!("../../help/capture-anonymize.txt");
 
 /// Arguments of `streamgauge anonymize`.
 #[derive(Debug, Args)]

@@ -6,30 +6,7 @@ use ::capture::daemon::ctl::{self, CtlOptions, Request};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-pub const LONG_ABOUT: &str = "\
-Talk to a running capture daemon over its HTTP/JSON control API and print
-its JSON answers. Every request needs a token: --token (or
-STREAMGAUGE_TOKEN), or --token-file with the daemon's token file (the one
-it created on its first start, DATA_DIR/.control/tokens, or yours). A
-token sees and controls only the sessions of the experiments its line
-grants 'read' on. A session belongs to the experiment given at creation
-(--experiment, default the session name).
-
-The daemon speaks HTTPS unless started with plain_http: give the SHA-256
-fingerprint it printed at its first start (--fingerprint), its
-certificate file (--cert), or the CA that issued its certificate
-(--ca-file).
-
-Examples:
-    streamgauge capture ctl --cert /var/lib/streamgauge/capture/.control/tls/cert.pem \\
-        --token-file /var/lib/streamgauge/capture/.control/tokens capabilities
-    streamgauge capture ctl capabilities
-    streamgauge capture ctl create exp42.json --experiment lab1
-    streamgauge capture ctl start exp42
-    streamgauge capture ctl status exp42
-    streamgauge capture ctl files exp42
-    streamgauge capture ctl download exp42 exp42_000001_20260101T000000Z.pcap -o x.pcap
-    streamgauge capture ctl stop exp42";
+pub const LONG_ABOUT: &str = include_str!("../../help/capture-ctl.txt");
 
 /// Arguments of `streamgauge capture ctl`.
 #[derive(Debug, Args)]

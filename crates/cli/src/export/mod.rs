@@ -11,28 +11,7 @@ use indicatif::ProgressBar;
 use query::export::job::{self, Job, Progress};
 use query::export::Source;
 
-pub const LONG_ABOUT: &str = "\
-Export measurement streams from an experiment's database to CSV, JSON lines,
-Parquet or Arrow IPC (the same data as the HTTP query API's formats).
-
-SOURCE is an experiment's SQLite file (<domain>.sq3, as written by
-`streamgauge server`) or its PostgreSQL database, as a URI
-(postgresql://user:pass@host:port/domain) or a key-value string
-(\"host=... dbname=<domain> user=...\").
-
-Columns are the table's: oml_tuple_id, oml_sender_id, oml_seq,
-oml_ts_client, oml_ts_server, then the stream's fields. The timestamps are
-written as UTC instants (the experiment's start_time plus the stored
-seconds; RFC 3339 with microseconds in CSV and JSON, TIMESTAMP(MICROS) in
-Parquet) unless --raw-timestamps keeps the seconds. uint64 values above
-2^63-1, which SQLite keeps as 8-byte blobs, come out as exact unsigned
-numbers; blobs are base64 in CSV and JSON. Parquet columns are typed from
-the stream's OML schema (uint64 as unsigned INT64, strings as UTF-8).
-
-With one --table, -o names the output file (- or no -o: standard output,
-CSV and JSON only). With several --table or --all, -o names a directory
-(created if needed) that receives one <table>.<csv|jsonl|parquet> per
-stream.";
+pub const LONG_ABOUT: &str = include_str!("../../help/export.txt");
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

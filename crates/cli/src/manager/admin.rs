@@ -9,27 +9,7 @@ use clap::{Args, Subcommand};
 use manager::db::users::Role;
 use manager::run;
 
-pub const RESERVATION_ABOUT: &str = "\
-Map a testbed reservation to a manager experiment, directly in the
-database (no running manager needed). The description (TOML, or JSON when
-the file name ends in .json) names the slice, its users (the owner and
-members; unknown users are created without a usable password: an admin sets
-one), its nodes with their measurement devices (created, or updated to the
-given address, matched by name), its links (recorded in the experiment's
-description) and optionally the collector device. Importing twice changes
-nothing the second time. See docs/manager.md, Reservations.
-
-    slice = \"wifi-handover\"
-    owner = \"alice\"
-    collector = \"coll\"
-    users = [{ name = \"alice\" }, { name = \"bob\" }]
-    [[nodes]]
-    name = \"east\"
-    site = \"lab-east\"
-    devices = [{ name = \"tap-east\", kind = \"capture\", hostname = \"10.0.0.1\", port = 7300, credential_ref = \"tap-east\" }]
-    [[links]]
-    name = \"l1\"
-    endpoints = [\"east\", \"core\"]";
+pub const RESERVATION_ABOUT: &str = include_str!("../../help/manager-admin-reservation.txt");
 
 /// `streamgauge manager user`.
 #[derive(Debug, Args)]

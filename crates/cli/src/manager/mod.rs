@@ -13,47 +13,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use manager::run;
 
-pub const LONG_ABOUT: &str = "\
-The management plane: one process serving the REST API (spec/manager-api.md,
-OpenAPI at /api/v1/openapi.json) and the web front end, for experiments,
-capture configurations, runs on capture daemons, live plots of any
-measurement stream, devices, users and API tokens.
-
-State lives in SQLite (<data-dir>/manager.db) or, with --db
-postgres://USER@HOST:PORT/DB, in a PostgreSQL database (password from
---db-password-file or PGPASSWORD); the schema is migrated on start (on
-PostgreSQL under an advisory lock, so managers may start together). On first
-start with an empty database the user 'admin' is created with the password
-from --admin-password-file, else from STREAMGAUGE_ADMIN_PASSWORD, else a
-generated one printed once on standard error.
-
-Devices (capture daemons, in-line agents, collection servers) are reached
-over their HTTP APIs with bearer tokens from --credentials FILE (lines
-'<name> <token>'; a device names its line in credential_ref). Secrets are
-never stored in the database, shown by the API or logged.
-
-Security: argon2id password hashes; session cookie sg_session (HttpOnly,
-SameSite=Strict) expiring after --session-ttl; every state-changing request
-made with the cookie carries X-CSRF-Token; after 4 failed logins from one
-address for one user name, that pair waits 1 s, doubling up to 15 minutes
-(no account is locked for other addresses); at most two passwords are
-hashed at once; per-experiment authorisation; audit log of every change. TLS with --tls-cert
-and --tls-key (cookies then carry Secure); otherwise serve it on loopback
-or behind a TLS-terminating reverse proxy.
-
-The monitor polls every device every --monitor-interval, stores snapshots,
-marks devices up/down and raises alerts (down, dropping); with
---monitor-collect it also sends them as the stream manager_monitor.
-
-SIGTERM or SIGINT: stop accepting, finish requests in flight, stop the
-monitor and flush its stream.
-
-Quick start (three commands):
-    streamgauge server --http 127.0.0.1:3004 &
-    streamgauge capture --config capture.toml &
-    streamgauge manager --data-dir /var/lib/streamgauge/manager
-
-Exit codes: 0 success; 2 configuration, usage or I/O error.";
+pub const LONG_ABOUT: &str = include_str!("../../help/manager.txt");
 
 /// Arguments of `streamgauge manager`.
 #[derive(Debug, Args)]

@@ -9,34 +9,7 @@ use ::observe::analysis::{self, Analyze};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-pub const LONG_ABOUT: &str = "\
-Does our instrumentation change what it measures? A factorial experiment,
-its statistics and a report, in three steps:
-
-  streamgauge observe run examples/observe/client.toml --out obs
-  streamgauge observe analyze obs/runs.csv --out obs/analysis.json
-  streamgauge observe report obs/analysis.json --html obs/report.html --md obs/report.md
-
-`run` validates the plan (TOML: factors and levels, replications, run
-length, warm-up/cool-down trim, seed, responses, network), then executes
-every run in a seeded random order: a UDP sender at a set rate, reporting
-every packet through the Rust client (per-packet), through it with
---oml-samples 100 (filtered), or not at all (uninstrumented). With
-network = \"loopback\" sender and receiver share 127.0.0.1; with network =
-\"veth\" (root) they run in two network namespaces joined by a veth pair
-(created for the plan, removed after it, also on Ctrl-C), where the plan
-can put our in-line agent (factor inline: off, every, one-in-10;
-inline_mode: loss, both) and a capture session (factor capture: off,
-header, anon-flows) on the path. The responses come from an
-uninstrumented receiver socket and (veth) the receiving interface's kernel
-counter, sampled at a fixed interval. Each run is appended to runs.csv
-when it ends; running the same plan again resumes after the last recorded
-run. A run whose workload fails is recorded as failed (with its error),
-never dropped.
-
-`analyze` and `report` run `python3 -m streamgauge.observe` (the python/
-package, with scipy, statsmodels and matplotlib; scripts/setup.sh installs
-them). See docs/observer-effect.md for the method.";
+pub const LONG_ABOUT: &str = include_str!("../../help/observe.txt");
 
 #[derive(Debug, Args)]
 pub struct ObserveArgs {

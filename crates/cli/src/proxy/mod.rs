@@ -11,36 +11,7 @@ use ::proxy::{ForwardMode, FsyncPolicy, QuotaPolicy};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-pub const LONG_ABOUT: &str = "\
-Accept measurement streams from OML clients like a collection server, write
-every tuple to an append-only journal on disk before forwarding it, and
-forward each stream to the upstream collection server (or another proxy)
-whenever it is reachable. Clients need no change; stock liboml2 and oml4py
-clients included.
-
-Towards the upstream every stream is a resumable session (spec/omsp.md
-section 3.6): the upstream says where to resume and acknowledges what it
-has committed, and only acknowledged data leaves the journal. An upstream
-outage, a proxy crash (even SIGKILL) or a reboot therefore loses and
-duplicates nothing: on restart the proxy reloads its journals and carries
-on. An upstream that does not answer the resume line within 5 s (a stock
-oml2-server) gets plain forwarding: data in flight when such a connection
-breaks may be lost. Clients that speak section 3.6 themselves get the
-resume line and acknowledgements from the proxy, so nothing is lost on
-their side either; stock clients get nothing back.
-
-Forwarding can be paused and resumed: type OMLPROXY-PAUSE or
-OMLPROXY-RESUME on standard input (as with the reference proxy), send the
-same lines to the control port, or use HTTP on the control port
-(GET /status, POST /pause, POST /resume), e.g. with
-`streamgauge proxy ctl pause`. With --forward manual the proxy starts
-paused, as the reference did.
-
-The journals are bounded by --quota; when full, --quota-policy refuse
-(default) stops reading from clients (TCP backpressure, nothing lost) and
-drop-oldest deletes the oldest unacknowledged data (counted and logged).
-SIGTERM or SIGINT stop the proxy cleanly; the journals stay for the next
-start. See docs/proxy.md for the guarantees.";
+pub const LONG_ABOUT: &str = include_str!("../../help/proxy.txt");
 
 /// Arguments of `streamgauge proxy`.
 #[derive(Debug, Args)]
