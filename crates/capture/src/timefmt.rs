@@ -1,5 +1,7 @@
 //! UTC timestamp formatting (calendar arithmetic by the `time` crate).
 
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
 use time::OffsetDateTime;
 
 /// The UTC date and time of `ts_ns` nanoseconds since the Unix epoch
@@ -11,31 +13,24 @@ fn utc(ts_ns: u64) -> OffsetDateTime {
 
 /// `YYYYmmddTHHMMSSZ` (compact, for file names).
 pub fn compact(ts_ns: u64) -> String {
-    let t = utc(ts_ns);
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
+    format(
+        ts_ns,
+        format_description!("[year][month][day]T[hour][minute][second]Z"),
     )
 }
 
 /// RFC 3339 with nanoseconds, UTC.
 pub fn rfc3339(ts_ns: u64) -> String {
-    let t = utc(ts_ns);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.nanosecond()
+    format(
+        ts_ns,
+        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:9]Z"),
     )
+}
+
+fn format(ts_ns: u64, description: &[BorrowedFormatItem<'_>]) -> String {
+    utc(ts_ns)
+        .format(description)
+        .expect("every field of a UTC date-time is known")
 }
 
 #[cfg(test)]

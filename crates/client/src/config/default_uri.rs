@@ -47,15 +47,10 @@ pub fn utc_timestamp(t: SystemTime) -> String {
     // later instants are clamped to its last second.
     let t = time::OffsetDateTime::from_unix_timestamp(i64::try_from(secs).unwrap_or(i64::MAX))
         .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc());
-    format!(
-        "{:04}-{:02}-{:02}t{:02}.{:02}.{:02}+0000",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    t.format(time::macros::format_description!(
+        "[year]-[month]-[day]t[hour].[minute].[second]+0000"
+    ))
+    .expect("every field of a UTC date-time is known")
 }
 
 #[cfg(test)]

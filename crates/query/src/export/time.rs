@@ -1,6 +1,7 @@
 //! Timestamps: `oml_ts_client` and `oml_ts_server` are seconds since the
 //! experiment's `start_time`; exports show them as UTC instants.
 
+use time::macros::format_description;
 use time::OffsetDateTime;
 
 /// How timestamp columns are written.
@@ -38,16 +39,10 @@ impl Timestamps {
         let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000) else {
             return secs.to_string();
         };
-        format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.microsecond()
-        )
+        t.format(format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+        ))
+        .unwrap_or_else(|_| secs.to_string())
     }
 }
 
