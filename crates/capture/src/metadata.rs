@@ -110,7 +110,12 @@ impl FileMetadata {
     /// The XML document.
     pub fn to_xml(&self) -> String {
         let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<capture_file>\n");
-        let mut el = |k: &str, v: &str| x.push_str(&format!("  <{k}>{}</{k}>\n", escape(v)));
+        let mut el = |k: &str, v: &str| {
+            x.push_str(&format!(
+                "  <{k}>{}</{k}>\n",
+                client::config::xml::escape(v)
+            ))
+        };
         el("session", &self.session);
         el("file", &self.file);
         el("format", &self.format);
@@ -164,20 +169,4 @@ impl FileMetadata {
         out.reverse();
         Ok(out)
     }
-}
-
-fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push('\u{fffd}'),
-            c => o.push(c),
-        }
-    }
-    o
 }

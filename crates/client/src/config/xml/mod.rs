@@ -37,7 +37,7 @@ mod tree;
 mod write;
 
 use tree::Node;
-pub use write::to_string;
+pub use write::{escape, to_string};
 
 /// An element of the configuration schema.
 #[derive(Debug)]

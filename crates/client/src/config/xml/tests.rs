@@ -362,3 +362,11 @@ fn writer_escapes() {
     let text = to_string(&c);
     assert_eq!(parse(&text, "w.xml").unwrap(), c, "{text}");
 }
+
+#[test]
+fn escaping_keeps_whitespace_and_drops_what_xml_forbids() {
+    assert_eq!(
+        escape("a<b>&\"c'\t\n\r\u{1}"),
+        "a&lt;b&gt;&amp;&quot;c&apos;&#9;&#10;&#13;\u{fffd}"
+    );
+}

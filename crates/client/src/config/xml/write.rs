@@ -94,9 +94,13 @@ fn attr(out: &mut String, name: &str, v: Option<&str>) {
     }
 }
 
-/// Escapes markup characters, and whitespace that attribute-value and
-/// end-of-line normalisation would otherwise change.
-fn escape(s: &str) -> String {
+/// Text for XML content or a quoted attribute value: markup characters
+/// escaped, tabs and line breaks as character references (which
+/// attribute-value and end-of-line normalisation would otherwise change),
+/// and the other control characters, which XML 1.0 does not allow at all,
+/// replaced by U+FFFD. The one XML escaping of the project (configuration
+/// files here, capture metadata documents).
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -108,6 +112,7 @@ fn escape(s: &str) -> String {
             '\t' | '\n' | '\r' => {
                 let _ = write!(out, "&#{};", u32::from(c));
             }
+            c if c < ' ' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
