@@ -97,6 +97,9 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
     // Capabilities list both interfaces and the policy.
     let caps: Value = serde_json::from_str(&t1.get("/api/v1/capabilities").unwrap()).unwrap();
     assert_eq!(caps["interfaces"][0]["name"], "va");
+    // Read in the capture namespace: the link does not exist outside it.
+    assert_eq!(caps["interfaces"][0]["operstate"], "up", "{caps}");
+    assert_eq!(caps["interfaces"][0]["speed_mbps"], 10000, "veth: {caps}");
     assert_eq!(caps["policy"]["max_snaplen"], 65535);
 
     // The node caps snaplen below the 262144 default: sessions name theirs.

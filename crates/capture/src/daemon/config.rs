@@ -25,7 +25,7 @@ use crate::policy::NodePolicy;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 7300))
@@ -180,6 +180,12 @@ impl DaemonConfig {
             if n.is_empty() || n.contains('/') {
                 return bad("netns", format!("{n:?} is not a namespace name"));
             }
+            if !Path::new("/var/run/netns").join(n).exists() {
+                return bad(
+                    "netns",
+                    format!("no network namespace /var/run/netns/{n} (create it with `ip netns add {n}`)"),
+                );
+            }
         }
         if let Some(a) = &self.archive {
             a.validate().map_err(|e| DaemonConfigError::Invalid {
@@ -255,5 +261,13 @@ mod tests {
         assert!(DaemonConfig::from_toml(&format!("{base}plain_http = true\n")).is_ok());
         let e = DaemonConfig::from_toml(&format!("{base}tls_cert = \"/c\"\n")).unwrap_err();
         assert!(e.to_string().contains("tls_key"), "{e}");
+    }
+
+    #[test]
+    fn a_namespace_that_does_not_exist_is_refused() {
+        let mut c = DaemonConfig::new(&["eth1"], "/tmp/x");
+        c.netns = Some("sg-no-such-namespace".into());
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("ip netns add sg-no-such-namespace"), "{e}");
     }
 }

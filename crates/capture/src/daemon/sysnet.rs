@@ -11,19 +11,58 @@ fn sys(name: &str, attr: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The tapped interfaces with their speed and state. In a configured
+/// network namespace they are read there (a thread enters it: sysfs would
+/// show the daemon's own namespace); otherwise from sysfs, whose
+/// `operstate` is finer (`unknown`, `lowerlayerdown`, …).
+fn interfaces(sh: &Shared) -> Vec<InterfaceView> {
+    let names = &sh.config.interfaces;
+    let Some(ns) = sh.config.netns.as_deref() else {
+        return names
+            .iter()
+            .map(|name| InterfaceView {
+                name: name.clone(),
+                // Virtual links report -1 (or fail to read): no speed then.
+                speed_mbps: sys(name, "speed").and_then(|s| s.parse::<u64>().ok()),
+                operstate: sys(name, "operstate"),
+            })
+            .collect();
+    };
+    let read = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                super::netns::enter(ns)?;
+                Ok::<_, std::io::Error>(
+                    names
+                        .iter()
+                        .map(|n| super::netns::link(n))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .join()
+    });
+    let links = match read {
+        Ok(Ok(links)) => links,
+        Ok(Err(e)) => {
+            tracing::warn!(netns = ns, error = %e, "cannot enter the capture namespace to read its links");
+            vec![None; names.len()]
+        }
+        Err(_) => vec![None; names.len()],
+    };
+    names
+        .iter()
+        .zip(links)
+        .map(|(name, link)| InterfaceView {
+            name: name.clone(),
+            speed_mbps: link.as_ref().and_then(|l| l.speed_mbps),
+            operstate: link.map(|l| l.operstate.to_string()),
+        })
+        .collect()
+}
+
 /// Interfaces, features, limits and policy of this node.
 pub fn capabilities(sh: &Shared) -> Capabilities {
-    let interfaces = sh
-        .config
-        .interfaces
-        .iter()
-        .map(|name| InterfaceView {
-            name: name.clone(),
-            // Virtual links report -1 (or fail to read): no speed then.
-            speed_mbps: sys(name, "speed").and_then(|s| s.parse::<u64>().ok()),
-            operstate: sys(name, "operstate"),
-        })
-        .collect();
+    let interfaces = interfaces(sh);
     let features = [
         "libpcap_filters",
         "gims_shortcuts",

@@ -144,9 +144,11 @@ pub struct FilesView {
 pub struct InterfaceView {
     /// Interface name.
     pub name: String,
-    /// Link speed in Mbit/s from `/sys/class/net/<name>/speed`, when the driver reports one.
+    /// Link speed in Mbit/s, when the driver reports one (sysfs, or ethtool
+    /// in the capture namespace).
     pub speed_mbps: Option<u64>,
-    /// `operstate` from sysfs (up, down, unknown…), when readable.
+    /// `operstate` from sysfs (up, down, unknown…), or up/down from the
+    /// link's flags in the capture namespace; absent if the link is not there.
     pub operstate: Option<String>,
 }
 
