@@ -195,6 +195,38 @@ pub fn server_config(
         })
 }
 
+/// The certificate of a control API: `configured` (certificate, key) if
+/// given, else one made once in `dir` ([`self_signed`], for `names`).
+/// A creation is told on standard error with the fingerprint to pin
+/// (`who`: the program, `setting`: what names a certificate there); the
+/// fingerprint is logged at every start.
+pub fn control_certificate(
+    configured: Option<(&Path, &Path)>,
+    dir: &Path,
+    names: &[String],
+    who: &str,
+    setting: &str,
+) -> Result<ServerTls, TlsError> {
+    let tls = match configured {
+        Some((cert, key)) => ServerTls::load(cert, key)?,
+        None => {
+            let made = self_signed(dir, names)?;
+            let tls = ServerTls::load(&made.cert, &made.key)?;
+            if made.created {
+                eprintln!(
+                    "{who}: no {setting} given; created a self-signed certificate {} with \
+                     SHA-256 fingerprint {} (pin it in the manager)",
+                    made.cert.display(),
+                    tls.fingerprint
+                );
+            }
+            tls
+        }
+    };
+    tracing::info!(fingerprint = %tls.fingerprint, "control API certificate");
+    Ok(tls)
+}
+
 /// Where a component keeps a certificate it made itself.
 #[derive(Debug, Clone)]
 pub struct SelfSigned {

@@ -60,6 +60,32 @@ pub struct TokenInit {
     pub created: bool,
 }
 
+/// The token file of a control API that never runs open: `configured` if
+/// given, else `fallback`, created on first start with one
+/// `* <token> read,control` line. A creation is told on standard error
+/// (`who`: the program, `setting`: what names a token file there, for
+/// the message) and logged.
+pub fn control_tokens(
+    configured: Option<&Path>,
+    fallback: &Path,
+    who: &str,
+    setting: &str,
+) -> Result<TokenFile, TokenInitError> {
+    if let Some(p) = configured {
+        return TokenFile::load(p).map_err(TokenInitError::Load);
+    }
+    let init = load_or_create(fallback, "*", "read,control")?;
+    if init.created {
+        eprintln!(
+            "{who}: no {setting} given; created {} with a control token (clients: --token-file {})",
+            fallback.display(),
+            fallback.display()
+        );
+        tracing::warn!(path = %fallback.display(), "control token file created");
+    }
+    Ok(init.tokens)
+}
+
 /// Loads the token file at `path`, or, when there is none, creates it
 /// (its directory too, 0700) with one line `<scope> <random token>
 /// <scopes>` (for example `*` and `read,control`) and mode 0600, then

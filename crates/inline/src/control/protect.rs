@@ -16,22 +16,12 @@ fn state_dir(config: &ControlConfig) -> PathBuf {
 /// The token file in force: the configured one, or `state_dir/control.tokens`
 /// (created with one `* <token> read,control` line if missing).
 pub(super) fn tokens(config: &ControlConfig) -> Result<httpkit::tokens::TokenFile, ControlError> {
-    if let Some(p) = &config.token_file {
-        return httpkit::tokens::TokenFile::load(p)
-            .map_err(|e| ControlError::Tokens(httpkit::token_init::TokenInitError::Load(e)));
-    }
-    let path = state_dir(config).join("control.tokens");
-    let init = httpkit::token_init::load_or_create(&path, "*", "read,control")?;
-    if init.created {
-        eprintln!(
-            "streamgauge inline: no --control-token-file given; created {} with a control token \
-             (clients: --token-file {})",
-            path.display(),
-            path.display()
-        );
-        tracing::warn!(path = %path.display(), "control token file created");
-    }
-    Ok(init.tokens)
+    Ok(httpkit::token_init::control_tokens(
+        config.token_file.as_deref(),
+        &state_dir(config).join("control.tokens"),
+        "streamgauge inline",
+        "--control-token-file",
+    )?)
 }
 
 /// The endpoint's certificate (`None` with `plain_http`).
@@ -39,22 +29,12 @@ pub(super) fn tls(config: &ControlConfig) -> Result<Option<httpkit::tls::ServerT
     if config.plain_http {
         return Ok(None);
     }
-    let tls = match &config.tls {
-        Some((cert, key)) => httpkit::tls::ServerTls::load(cert, key)?,
-        None => {
-            let made = httpkit::tls::self_signed(&state_dir(config).join("tls"), &[])?;
-            let tls = httpkit::tls::ServerTls::load(&made.cert, &made.key)?;
-            if made.created {
-                eprintln!(
-                    "streamgauge inline: no --control-tls-cert given; created a self-signed \
-                     certificate {} with SHA-256 fingerprint {} (pin it in the manager)",
-                    made.cert.display(),
-                    tls.fingerprint
-                );
-            }
-            tls
-        }
-    };
-    tracing::info!(fingerprint = %tls.fingerprint, "control endpoint certificate");
-    Ok(Some(tls))
+    let configured = config.tls.as_ref().map(|(c, k)| (c.as_path(), k.as_path()));
+    Ok(Some(httpkit::tls::control_certificate(
+        configured,
+        &state_dir(config).join("tls"),
+        &[],
+        "streamgauge inline",
+        "--control-tls-cert",
+    )?))
 }
