@@ -34,9 +34,7 @@
 
 use crate::flow::{EndReason, FlowKey, FlowRecord};
 use std::fs::OpenOptions;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// First bytes of a checkpoint file (format version 1).
@@ -298,26 +296,12 @@ impl Checkpoint {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it,
-/// fsync, rename.
+/// Writes `bytes` to `path` atomically ([`crate::atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let io = |source| CheckpointError::Io {
+    crate::atomic::write(path, bytes).map_err(|source| CheckpointError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_data().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    })
 }
 
 /// Removes the checkpoint at `path` (absent is fine).

@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod anon;
+pub mod atomic;
 pub mod bpf;
 pub mod checkpoint;
 pub mod checksum;

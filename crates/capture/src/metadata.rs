@@ -6,9 +6,6 @@ use crate::config::SessionConfig;
 use crate::counters::Counters;
 use crate::output::ClosedFile;
 use serde::Serialize;
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The metadata of one closed packet file.
@@ -151,19 +148,7 @@ impl FileMetadata {
             p.push(".");
             p.push(ext);
             let p = PathBuf::from(p);
-            let mut tmp = std::ffi::OsString::from(".");
-            tmp.push(p.file_name().unwrap_or_default());
-            tmp.push(".tmp");
-            let tmp = p.with_file_name(tmp);
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(body.as_bytes())?;
-            f.sync_data()?;
-            std::fs::rename(&tmp, &p)?;
+            crate::atomic::write(&p, body.as_bytes())?;
             out.push(p);
         }
         out.reverse();

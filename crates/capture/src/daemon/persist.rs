@@ -10,9 +10,8 @@ use super::registry::{Record, State};
 use crate::config::SessionConfig;
 use crate::counters::Counters;
 use serde::{Deserialize, Serialize};
-use std::fs::{DirBuilder, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -96,16 +95,7 @@ impl Store {
     /// Writes the record of `id` atomically.
     pub fn save(&self, id: &str, r: &Record) -> std::io::Result<()> {
         let body = serde_json::to_vec_pretty(&Saved::of(r)).map_err(std::io::Error::other)?;
-        let tmp = self.dir.join(format!(".{id}.json.tmp"));
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(&body)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, self.path(id))
+        crate::atomic::write(&self.path(id), &body)
     }
 
     /// Forgets `id` (its record and its flow checkpoint).
