@@ -4,7 +4,7 @@
 //! `synchronous = NORMAL`), one transaction per batch of rows.
 //!
 //! Two methods: one row per INSERT execution (the classic prepared-statement
-//! loop, the definition of the limit), and `k` rows per execution
+//! loop, the definition of the limit used here), and `k` rows per execution
 //! (the server's own method, see `store::sqlite`), so the report shows how
 //! close the server comes to the best this SQLite can do too.
 

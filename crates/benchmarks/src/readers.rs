@@ -90,7 +90,7 @@ fn measure(
     dir: &std::path::Path,
     pg: Option<&PgTarget>,
 ) -> Result<()> {
-    let schema = Preset::Issue.schema();
+    let schema = Preset::Basic.schema();
     let start = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
     // Prime the stream so that tails have something to follow.
     let prime = workload::encode_session(&schema, Content::Binary, DOMAIN, 999, 10, start)?;

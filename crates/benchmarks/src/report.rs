@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-/// The target: the server stores at least this fraction of the
+/// The target: the server stores at least this fraction of the
 /// raw insert rate.
 pub const TARGET_RATIO: f64 = 0.8;
 

@@ -13,8 +13,8 @@ pub const APP: &str = "bench";
 /// Schema presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// The issue's tuple: int32, double, 16-character string.
-    Issue,
+    /// The basic tuple: int32, double, 16-character string.
+    Basic,
     /// Numbers only: int32, int64, uint64 (half of them above 2^63), double.
     Numeric,
     /// Eight fields of mixed types, two of them 16-character strings.
@@ -25,7 +25,7 @@ impl Preset {
     /// The schema this preset declares (index [`STREAM_INDEX`]).
     pub fn schema(self) -> Schema {
         let fields = match self {
-            Preset::Issue => "i:int32 d:double s:string",
+            Preset::Basic => "i:int32 d:double s:string",
             Preset::Numeric => "i:int32 l:int64 u:uint64 d:double",
             Preset::Wide => "a:int32 b:double c:string d:int64 e:double f:string g:uint32 h:double",
         };
@@ -37,7 +37,7 @@ impl Preset {
     /// The name used in reports.
     pub fn name(self) -> &'static str {
         match self {
-            Preset::Issue => "issue",
+            Preset::Basic => "basic",
             Preset::Numeric => "numeric",
             Preset::Wide => "wide",
         }

@@ -171,7 +171,7 @@ pub fn run(opts: &Options) -> Result<bool> {
     );
     let tail_path = format!(
         "/api/v1/domains/unloaded0/streams/{}/tail",
-        Preset::Issue.schema().name
+        Preset::Basic.schema().name
     );
     let attacks = [
         (Kind::Slowloris, opts.slowloris, opts.slowloris as u64),
@@ -262,7 +262,7 @@ fn attack(
 /// checks every row is there; returns the rate from first byte to last
 /// commit.
 fn legit(srv: &ServerProcess, dir: &Path, domain: &str, rows: u64) -> Result<f64> {
-    let schema = Preset::Issue.schema();
+    let schema = Preset::Basic.schema();
     let start = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
     let bytes = workload::encode_session(&schema, Content::Binary, domain, 0, rows, start)?;
     let replay = Replay::connect(srv.omsp, vec![bytes])?;

@@ -41,8 +41,8 @@ impl std::fmt::Display for ContentArg {
 /// Schema presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PresetArg {
-    /// The issue's tuple: int32, double, 16-character string.
-    Issue,
+    /// The basic tuple: int32, double, 16-character string.
+    Basic,
     /// Numbers only: int32, int64, uint64 (half of them above 2^63), double.
     Numeric,
     /// Eight fields of mixed types, two of them 16-character strings.
@@ -52,7 +52,7 @@ pub enum PresetArg {
 impl PresetArg {
     fn preset(self) -> benchmarks::Preset {
         match self {
-            PresetArg::Issue => benchmarks::Preset::Issue,
+            PresetArg::Basic => benchmarks::Preset::Basic,
             PresetArg::Numeric => benchmarks::Preset::Numeric,
             PresetArg::Wide => benchmarks::Preset::Wide,
         }
@@ -78,7 +78,7 @@ pub struct ServerBenchArgs {
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',', default_values_t = [ContentArg::Binary, ContentArg::Text])]
     pub content: Vec<ContentArg>,
     /// Tuple schema.
-    #[arg(long, value_name = "PRESET", default_value_t = PresetArg::Issue)]
+    #[arg(long, value_name = "PRESET", default_value_t = PresetArg::Basic)]
     pub schema: PresetArg,
     /// Storage back end.
     #[arg(short = 'b', long, value_name = "NAME", default_value = "sqlite")]
