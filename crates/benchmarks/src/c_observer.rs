@@ -69,7 +69,7 @@ pub fn run(args: &Options) -> Result<bool> {
         }
         if lib.name == "streamgauge" {
             ok &= lossless;
-            println!("{:<11} target: ratio >= 0.95, every report stored", "");
+            println!("{:<11} wanted: ratio >= 0.95, every report stored", "");
         }
     }
     Ok(ok)

@@ -384,7 +384,7 @@ impl Summary {
             ));
         }
         out.push_str(&format!(
-            "\nmedian plain        {:>10.0} packets/s\nmedian instrumented {:>10.0} packets/s\nratio               {:>10.3}   (target >= 0.95)\n",
+            "\nmedian plain        {:>10.0} packets/s\nmedian instrumented {:>10.0} packets/s\nratio               {:>10.3}   (>= 0.95 wanted)\n",
             self.plain,
             self.instrumented,
             self.ratio()
