@@ -92,6 +92,11 @@ pub struct FieldInfo {
     /// Unit, where the client declared one (metadata key `unit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
+    /// What the values are, where the client declared it (metadata key
+    /// `kind`): `counter` for a cumulative count, whose rate
+    /// (`rows?derive=rate`) is what a chart should show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 /// `GET /api/v1/domains/{domain}/streams/{stream}`.
@@ -210,7 +215,8 @@ fn clocks(src: &mut Source) -> Result<Vec<(i64, SenderClock)>, ExportError> {
         .collect())
 }
 
-fn metadata(src: &mut Source) -> Result<Vec<MetadataEntry>, ExportError> {
+/// The client metadata of a domain, in the order it was stored.
+pub(crate) fn metadata(src: &mut Source) -> Result<Vec<MetadataEntry>, ExportError> {
     let mut sql = Sql::new(src.dialect());
     sql.push("SELECT subject, key, value FROM _experiment_metadata WHERE oml_sender_id IS NOT NULL ORDER BY oml_tuple_id");
     Ok(src
@@ -224,28 +230,32 @@ fn metadata(src: &mut Source) -> Result<Vec<MetadataEntry>, ExportError> {
         .collect())
 }
 
+/// The latest value of metadata `key` declared for `field` of `stream`:
+/// subject `.<stream>.<field>`, or `.<mp>.<field>` for a stream named
+/// `<app>_<mp>` (clients declare it on their measurement point).
+pub fn field_meta(meta: &[MetadataEntry], stream: &str, field: &str, key: &str) -> Option<String> {
+    meta.iter()
+        .rev()
+        .find(|m| {
+            m.key.as_deref() == Some(key)
+                && m.subject.as_deref().is_some_and(|s| {
+                    s == format!(".{stream}.{field}")
+                        || s.strip_suffix(&format!(".{field}"))
+                            .and_then(|mp| mp.strip_prefix('.'))
+                            .is_some_and(|mp| stream.ends_with(&format!("_{mp}")))
+                })
+        })
+        .and_then(|m| m.value.clone())
+}
+
 /// Fields, row count and time spans of `schema`'s table.
 pub fn stream_info(src: &mut Source, schema: &Schema) -> Result<StreamInfo, ExportError> {
-    let units = metadata(src)?;
-    let unit = |field: &str| {
-        units
-            .iter()
-            .rev()
-            .find(|m| {
-                m.key.as_deref() == Some("unit")
-                    && m.subject.as_deref().is_some_and(|s| {
-                        s == format!(".{}.{field}", schema.name)
-                            || s.strip_suffix(&format!(".{field}"))
-                                .and_then(|mp| mp.strip_prefix('.'))
-                                .is_some_and(|mp| schema.name.ends_with(&format!("_{mp}")))
-                    })
-            })
-            .and_then(|m| m.value.clone())
-    };
+    let meta = metadata(src)?;
     let fields = columns(schema)
         .into_iter()
         .map(|c| FieldInfo {
-            unit: unit(&c.name),
+            unit: field_meta(&meta, &schema.name, &c.name, "unit"),
+            kind: field_meta(&meta, &schema.name, &c.name, "kind"),
             ty: type_name(c.kind).to_owned(),
             name: c.name,
         })

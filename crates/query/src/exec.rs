@@ -13,7 +13,7 @@ use crate::error::QueryError;
 use crate::export::{columns, Cell, ExportError, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
 use crate::plan;
-use crate::request::{Clock, Format, RowsRequest, TimeAxis};
+use crate::request::{Clock, Derive, Format, RowsRequest, TimeAxis};
 use crate::sql::Dialect;
 use crate::state::QueryState;
 use crate::tiles::TileScope;
@@ -114,16 +114,24 @@ pub fn write_rows<W: Write + Send>(
             "points= needs a numeric field in fields= (int32, uint32, int64, uint64, double)",
         ));
     }
+    if req.derive == Derive::Rate {
+        // Rates come from every row of the range, not from the tiles.
+        let end = tiles.and_then(|s| s.end(src.dialect() == Dialect::Postgres, table));
+        return crate::derive::write(src, table, req, times, json, out, budget, end);
+    }
     src.with_budget(budget, |src| {
         let mut sink = RowSink::new(out, req.format, &req.columns, times, json)?;
         let d = src.dialect();
         let mut next = None;
+        // The ids the gaps are looked for in: a page's, or the whole range.
+        let gap_ids;
         if let Some(points) = req.points {
             let fields = plan::m4_fields(req);
             // The range's last edge stops at the committed end: a backward
             // scan from the table's end would walk through the writer's
             // open transaction first.
             let end = tiles.and_then(|s| s.end(d == Dialect::Postgres, table));
+            gap_ids = Some((None, end));
             let tiles = tiles.filter(|_| {
                 req.tiles
                     && req.predicates.is_empty()
@@ -157,7 +165,10 @@ pub fn write_rows<W: Write + Send>(
                     };
                     match (a.or(lo), b.or(hi)) {
                         (Some(a), Some(b)) => (a, b),
-                        _ => return sink.finish(None).map(drop),
+                        _ => {
+                            let gaps = req.gaps.map(|_| Vec::new());
+                            return sink.finish_with(None, gaps.as_deref()).map(drop);
+                        }
                     }
                 }
             };
@@ -195,8 +206,17 @@ pub fn write_rows<W: Write + Send>(
                 }
                 sink.row(&cells[1..])
             })?;
+            // A page's gaps are those between its own rows.
+            gap_ids = last.map(|l| (req.after, Some(l)));
         }
-        sink.finish(next)?;
+        let gaps = match (req.gaps, gap_ids) {
+            (Some(k), Some((after, until))) => {
+                Some(crate::derive::gaps_of(src, table, req, k, after, until)?)
+            }
+            (Some(_), None) => Some(Vec::new()),
+            (None, _) => None,
+        };
+        sink.finish_with(next, gaps.as_deref())?;
         Ok(())
     })
     .map_err(|e| QueryError::db(e, budget))

@@ -23,6 +23,7 @@ pub mod auth;
 pub mod bench;
 mod body;
 pub mod catalog;
+pub mod derive;
 mod error;
 pub mod exec;
 pub mod export;

@@ -142,6 +142,31 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     sql
 }
 
+/// Per sender, the last row with an id at most `after` that matches the
+/// request's filters: what the first rows of a page after `after` are
+/// derived from (`derive=rate`). One grouped read of the rows before the
+/// page (within `from`/`to` when given).
+pub fn previous(dialect: Dialect, table: &str, req: &RowsRequest, after: i64) -> Sql {
+    let mut sql = Sql::new(dialect);
+    sql.push("SELECT ");
+    select_list(&mut sql, &selected(req));
+    sql.push(" FROM ");
+    source(&mut sql, table, req);
+    sql.push(" WHERE ")
+        .ident(table)
+        .push(".")
+        .ident(ID)
+        .push(" IN (SELECT max(")
+        .ident(ID)
+        .push(") FROM ");
+    source(&mut sql, table, req);
+    sql.push(" WHERE ").ident(ID).push(" <= ");
+    sql.bind(Param::Int(after), PgType::Int8);
+    filters(&mut sql, req);
+    sql.push(" GROUP BY oml_sender_id)");
+    sql
+}
+
 /// Fields M4 can aggregate (ordered numbers).
 pub fn m4_fields(req: &RowsRequest) -> Vec<&Column> {
     req.columns

@@ -147,6 +147,8 @@ pub async fn stream(
         ("points" = Option<u32>, Query, description = "M4 downsampling to about N points per series"),
         ("tiles" = Option<bool>, Query, description = "with points: from the pre-aggregated tiles (true, default) or from the rows (false); same answer"),
         ("clock" = Option<String>, Query, description = "raw (default) or corrected: oml_ts_client minus the sender's estimated clock offset"),
+        ("derive" = Option<String>, Query, description = "none (default) or rate: each numeric field becomes its per-second rate per sender over the time column; a decrease counts as a counter restart from 0; a sender's first row has null; JSON adds \"derive\":\"rate\" and each rate field's unit <unit>/s (1/s without a declared unit). Non-numeric fields: 400. With points: the rates are computed from every row of the range, then M4-downsampled"),
+        ("gaps" = Option<String>, Query, description = "K > 1, true (= 3) or false: JSON member gaps [{sender, from, to}], the intervals where a sender sent no row for more than K times its median interval (over the page's rows, or with points over every row of the range); format=json only"),
         ("format" = Option<String>, Query, description = "json, csv, jsonl, arrow, parquet"),
         ("int64" = Option<String>, Query, description = "number (default) or string"),
         ("timestamps" = Option<String>, Query, description = "raw (JSON default) or iso")),
@@ -183,7 +185,9 @@ pub async fn rows(
     params(("domain" = String, Path), ("stream" = String, Path),
         ("after" = Option<String>, Query, description = "resume after this id (or Last-Event-ID)"),
         ("batch" = Option<bool>, Query, description = "true: one `rows` event per batch (a JSON array per row on its own data line, names in the opening `fields` event) instead of one `row` event per row"),
-        ("clock" = Option<String>, Query, description = "raw (default) or corrected client timestamps")),
+        ("clock" = Option<String>, Query, description = "raw (default) or corrected client timestamps"),
+        ("derive" = Option<String>, Query, description = "not supported on tails (400): use rows?derive=rate"),
+        ("gaps" = Option<String>, Query, description = "not supported on tails (400): use rows?gaps=K")),
     responses((status = 200, description = "text/event-stream of `row` events (or `fields` then `rows` events with batch=true); final `lagged` or `error`")))]
 pub async fn tail(
     State(st): State<QueryState>,

@@ -1,6 +1,7 @@
 //! `format=json`: one document
 //! `{"start_time":…,"fields":[{"name","type"}],"rows":[[…],…],"next":…}`,
-//! written row by row. Integers are exact JSON integers (uint64 too), or
+//! written row by row (with `derive=rate` also `"derive"` and each rate
+//! field's `unit` and `derive`; with `gaps=` a `gaps` member). Integers are exact JSON integers (uint64 too), or
 //! strings with `int64=string`; blobs base64; NaN and infinities null.
 
 use std::io::Write;
@@ -9,7 +10,8 @@ use base64::Engine as _;
 
 use serde_json::Value;
 
-use super::JsonOptions;
+use super::{Annotations, JsonOptions};
+use crate::derive::Gap;
 use crate::export::{json_value, Cell, Column, ExportError, Kind, Timestamps};
 
 /// Writes the JSON document.
@@ -94,21 +96,40 @@ fn quoted(out: &mut Vec<u8>, n: &impl serde::Serialize) -> serde_json::Result<()
 impl<W: Write> JsonWriter<W> {
     /// Writes the opening and the field list.
     pub fn new(
-        mut out: W,
+        out: W,
         cols: &[Column],
         times: Timestamps,
         opts: JsonOptions,
     ) -> Result<Self, ExportError> {
+        Self::annotated(out, cols, times, opts, &Annotations::default())
+    }
+
+    /// Writes the opening with `ann`: the `derive` member, and the unit
+    /// and derivation of each derived field.
+    pub fn annotated(
+        mut out: W,
+        cols: &[Column],
+        times: Timestamps,
+        opts: JsonOptions,
+        ann: &Annotations,
+    ) -> Result<Self, ExportError> {
         let fields: Vec<Value> = cols
             .iter()
-            .map(|c| serde_json::json!({"name": c.name, "type": type_name(c.kind)}))
+            .enumerate()
+            .map(|(i, c)| {
+                let mut f = serde_json::json!({"name": c.name, "type": type_name(c.kind)});
+                if let Some(Some(note)) = ann.fields.get(i) {
+                    f["unit"] = Value::String(note.unit.clone());
+                    f["derive"] = Value::String(note.derive.to_owned());
+                }
+                f
+            })
             .collect();
-        write!(
-            out,
-            "{{\"start_time\":{},\"fields\":{},\"rows\":[",
-            opts.start_time,
-            Value::Array(fields)
-        )?;
+        write!(out, "{{\"start_time\":{},", opts.start_time)?;
+        if let Some(d) = ann.derive {
+            write!(out, "\"derive\":{},", Value::String(d.to_owned()))?;
+        }
+        write!(out, "\"fields\":{},\"rows\":[", Value::Array(fields))?;
         Ok(JsonWriter {
             out,
             kinds: cols.iter().map(|c| c.kind).collect(),
@@ -139,7 +160,51 @@ impl<W: Write> JsonWriter<W> {
     }
 
     /// Closes the document with the `next` cursor (`null` on the last page).
-    pub fn finish(mut self, next: Option<i64>) -> Result<W, ExportError> {
+    pub fn finish(self, next: Option<i64>) -> Result<W, ExportError> {
+        self.finish_with(next, None)
+    }
+
+    /// Closes the document with `gaps` (when asked for) and `next`.
+    pub fn finish_with(
+        mut self,
+        next: Option<i64>,
+        gaps: Option<&[Gap]>,
+    ) -> Result<W, ExportError> {
+        if let Some(gaps) = gaps {
+            self.line.clear();
+            self.line.extend_from_slice(b"],\"gaps\":[");
+            for (i, g) in gaps.iter().enumerate() {
+                if i > 0 {
+                    self.line.push(b',');
+                }
+                self.line.extend_from_slice(b"{\"sender\":");
+                write_api_value(
+                    &mut self.line,
+                    &Cell::Int(g.sender),
+                    Kind::Meta,
+                    self.times,
+                    false,
+                );
+                self.line.extend_from_slice(b",\"from\":");
+                write_api_value(
+                    &mut self.line,
+                    &Cell::Real(g.from),
+                    Kind::Time,
+                    self.times,
+                    false,
+                );
+                self.line.extend_from_slice(b",\"to\":");
+                write_api_value(
+                    &mut self.line,
+                    &Cell::Real(g.to),
+                    Kind::Time,
+                    self.times,
+                    false,
+                );
+                self.line.push(b'}');
+            }
+            self.out.write_all(&self.line)?;
+        }
         match next {
             Some(n) => write!(self.out, "],\"next\":\"{n}\"}}")?,
             None => write!(self.out, "],\"next\":null}}")?,

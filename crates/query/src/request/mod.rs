@@ -1,11 +1,13 @@
 //! Query parameters of `GET …/rows`, parsed and checked against the
 //! stream before any SQL is written.
 
+mod derive;
 pub mod instant;
 pub mod predicate;
 
 use crate::error::QueryError;
 use crate::export::Column;
+pub use derive::{is_rate_field, Derive, DEFAULT_GAPS};
 pub use predicate::{Op, Predicate};
 
 /// Default `limit` of JSON answers (file formats have none).
@@ -121,6 +123,12 @@ pub struct RowsRequest {
     pub clock: Clock,
     /// Every column of the stream (the corrected view carries them all).
     pub stream_columns: Vec<String>,
+    /// Values as stored, or numeric fields replaced by their per-second
+    /// rate per sender (`derive=rate`).
+    pub derive: Derive,
+    /// With `gaps=K`: report, per sender, the intervals longer than K
+    /// times the sender's median interval (JSON `gaps` member).
+    pub gaps: Option<f64>,
 }
 
 impl RowsRequest {
@@ -151,7 +159,11 @@ impl RowsRequest {
                 ))
             }
         };
+        let derive = derive::parse_derive(get("derive"))?;
         let columns = match get("fields").filter(|f| !f.trim().is_empty()) {
+            // Rates exist only for numbers: all columns then means the
+            // bookkeeping columns and the numeric fields.
+            None if derive == Derive::Rate => derive::rate_columns(all),
             None => all.to_vec(),
             Some(list) if list.split(',').count() > MAX_FIELDS => {
                 return Err(QueryError::bad(
@@ -310,6 +322,10 @@ impl RowsRequest {
                 ))
             }
         };
+        if derive == Derive::Rate {
+            derive::check_rate_columns(&columns)?;
+        }
+        let gaps = derive::parse_gaps(get("gaps"), format)?;
         Ok(RowsRequest {
             columns,
             from,
@@ -327,6 +343,8 @@ impl RowsRequest {
             tiles,
             clock,
             stream_columns: all.iter().map(|c| c.name.clone()).collect(),
+            derive,
+            gaps,
         })
     }
 }

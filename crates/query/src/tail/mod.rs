@@ -164,6 +164,7 @@ async fn open_tail(
         let schema = crate::catalog::find_stream(&mut src, &d, &stream)?;
         let start = src.start_time().map_err(QueryError::Database)?.unwrap_or(0);
         let mut req = RowsRequest::parse(&pairs, &columns(&schema), start)?;
+        refuse_derived(&req)?;
         crate::exec::corrected_if_possible(&mut src, &mut req)?;
         req.limit = Some(BATCH);
         let batched = match pairs.iter().rev().find(|(k, _)| k == "batch") {
@@ -499,4 +500,22 @@ async fn wait(state: &QueryState, feed: &mut Option<watch::Receiver<u64>>) {
         }
         None => tokio::time::sleep(state.poll).await,
     }
+}
+
+/// Rates and gaps are answers over a range (`rows`), not over a tail's
+/// rows as they come: say so rather than send stored values.
+fn refuse_derived(req: &RowsRequest) -> Result<(), QueryError> {
+    if req.derive != crate::request::Derive::None {
+        return Err(QueryError::bad(
+            "derive",
+            "derive= is not supported on tails: ask rows?derive=rate&from=… for the rates so far, and compute the rate of new rows from consecutive tail rows",
+        ));
+    }
+    if req.gaps.is_some() {
+        return Err(QueryError::bad(
+            "gaps",
+            "gaps= is not supported on tails: ask rows?gaps=… for a range",
+        ));
+    }
+    Ok(())
 }
