@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from streamgauge.observe import anova, bootstrap, checks, permutation, posthoc, variation
 from streamgauge.observe.analyze import analyze
@@ -85,7 +86,8 @@ def test_one_way_anova_and_tukey_match_montgomery_example_3_1_and_3_7():
     assert round(t["power"]["sum_sq"], 2) == 66870.55
     assert round(t["Residual"]["sum_sq"], 2) == 5339.20
     assert round(t["power"]["F"], 2) == 66.80
-    rows = posthoc.tukey(df, ["power"], 0.05)
+    fit = anova.fit(df, ["power"])
+    rows = posthoc.compare(df, ["power"], ["power"], 0.05, posthoc.TUKEY, fit.model.mse_resid, fit.model.df_resid)
     assert len(rows) == 6 and all(r["reject"] for r in rows)
     diffs = {(r["group1"], r["group2"]): r["meandiff"] for r in rows}
     assert round(diffs[("power=160", "power=180")], 1) == 36.2
@@ -95,12 +97,19 @@ def test_one_way_anova_and_tukey_match_montgomery_example_3_1_and_3_7():
     half = [(r["upper"] - r["lower"]) / 2 for r in rows]
     assert np.allclose(half, half[0])
     assert abs(half[0] - 33.09) < 0.05
-    # ... and the adjusted p-values agree with scipy's independent implementation.
+    # ... and the adjusted p-values and intervals agree with scipy's and
+    # statsmodels' implementations (one factor: the factorial model is the
+    # one-way model, so the error terms are the same).
     ref = stats.tukey_hsd(*[np.array(v, float) for v in ETCH.values()])
-    for r in rows:
+    ci = ref.confidence_interval(0.95)
+    sm = pairwise_tukeyhsd(df["value"].to_numpy(), df["power"].to_numpy(), alpha=0.05)
+    for k, r in enumerate(rows):
         i = list(ETCH).index(r["group1"].split("=")[1])
         j = list(ETCH).index(r["group2"].split("=")[1])
         assert r["p_adj"] == pytest.approx(ref.pvalue[i, j], abs=1e-6)
+        assert r["p_adj"] == pytest.approx(sm.pvalues[k], abs=1e-6)
+        assert r["meandiff"] == pytest.approx(sm.meandiffs[k])
+        assert (r["lower"], r["upper"]) == pytest.approx((ci.low[j, i], ci.high[j, i]), rel=1e-6)
 
 
 def test_permutation_f_is_the_type_iii_f_and_p_is_close_to_the_f_test():

@@ -9,23 +9,36 @@ import numpy as np
 
 from . import anova, bootstrap, checks, permutation, posthoc, variation
 from .data import load_runs
-from .verdict import verdict
+from .verdict import HOLM, METHODS, verdict
+from .verdict import adjust as adjust_p
 
 
 def analyze(runs_csv: str | Path, treatment: str | None = None, baseline: str | None = None, alpha: float = 0.05,
-            permutations: int = 9999, resamples: int = 9999, seed: int = 1) -> dict:
+            permutations: int = 9999, resamples: int = 9999, seed: int = 1, strata: list[str] | None = None,
+            adjust: str = HOLM) -> dict:
+    """strata: factors within whose level combinations the permutation
+    ANOVA permutes (None: every factor but the treatment; []: none).
+    adjust: multiplicity adjustment of the per-cell verdicts ('holm' or
+    'fdr_bh')."""
     design, long = load_runs(runs_csv, treatment, baseline)
     factors = list(design.factors)
-    out = {"source": str(runs_csv), "design": design.to_json(), "alpha": alpha, "seed": seed, "responses": []}
+    strata = design.blocks if strata is None else list(strata)
+    for s in strata:
+        if s not in factors:
+            raise ValueError(f"--strata: {s!r} is not a factor of the runs file (factors: {', '.join(factors)})")
+    if adjust not in METHODS:
+        raise ValueError(f"--adjust: {adjust!r} is not one of {', '.join(METHODS)}")
+    out = {"source": str(runs_csv), "design": design.to_json(), "alpha": alpha, "seed": seed, "strata": strata,
+           "adjust": adjust, "bca_min_n": bootstrap.BCA_MIN_N, "responses": []}
     for ri, response in enumerate(design.responses):
         df = long[long["response"] == response].reset_index(drop=True)
         out["responses"].append(
-            _one(df, response, design, factors, alpha, permutations, resamples, seed + 7919 * ri)
+            _one(df, response, design, factors, alpha, permutations, resamples, seed + 7919 * ri, strata, adjust)
         )
     return out
 
 
-def _one(df, response, design, factors, alpha, permutations, resamples, seed) -> dict:
+def _one(df, response, design, factors, alpha, permutations, resamples, seed, strata, adjust) -> dict:
     cells = df.groupby(factors, observed=True)["value"]
     means = [
         {**dict(zip(factors, k if isinstance(k, tuple) else (k,))), "n": int(len(v)), "mean": float(v.mean()),
@@ -46,18 +59,24 @@ def _one(df, response, design, factors, alpha, permutations, resamples, seed) ->
     r["residuals"] = {"fitted": [float(v) for v in f.model.fittedvalues],
                       "resid": [float(v) for v in f.model.resid],
                       "order": [int(v) for v in f.frame["order"]]}
-    if r["checks"]["normality_rejected"]:
-        r["permutation"] = permutation.permutation_anova(f, permutations, seed)
+    c = r["checks"]
+    if c["normality_rejected"] or c["variances_rejected"]:
+        r["permutation"] = permutation.permutation_anova(f, permutations, seed, strata=strata)
         chosen, name = r["permutation"], "permutation ANOVA"
     else:
         chosen = [t for t in r["anova_type3"] if t["term"] != "Residual"]
         name = "ANOVA F-test"
     r["test_used"] = name
-    r["tukey"] = posthoc.for_significant(df, chosen, alpha)
+    procedure, why = posthoc.choose(c, alpha)
+    mse, df_res = float(f.model.mse_resid), float(f.model.df_resid)
+    r["posthoc"] = {"procedure": procedure, "reason": why, "mse": mse, "df_resid": df_res}
+    r["tukey"] = posthoc.for_significant(df, chosen, alpha, factors, design.treatment, procedure, mse, df_res)
     r["variation"] = variation.allocation(f)
+    r["variation_type"] = r["variation"][0]["type"]
     r["effects"] = bootstrap.effects(df, design.treatment, design.baseline, design.blocks, design.factors,
                                      1 - alpha, resamples, seed)
-    r["verdict"] = verdict(response, design.treatment, chosen, r["effects"], alpha, name)
+    r["cells_tested"] = adjust_p(r["effects"], adjust)
+    r["verdict"] = verdict(response, design.treatment, chosen, r["effects"], alpha, name, adjust)
     return r
 
 

@@ -13,7 +13,10 @@ from statsmodels.stats.diagnostic import het_breuschpagan
 from .anova import Fit
 
 
-def turning_point_test(x) -> dict:
+TIE_RTOL = 1e-9
+
+
+def turning_point_test(x, scale: float | None = None, rtol: float = TIE_RTOL) -> dict:
     """Turning-point test of an i.i.d. sequence (Brockwell & Davis,
     Introduction to Time Series and Forecasting, 2nd ed., 2002, §1.6,
     test (c)). A turning point is an i with x[i-1] < x[i] > x[i+1] or
@@ -21,17 +24,34 @@ def turning_point_test(x) -> dict:
     E[T] = 2(n-2)/3 and Var[T] = (16n-29)/90, and is approximately normal:
     too many turning points mean alternation, too few mean trend or
     positive correlation. Two-sided p from the normal approximation.
-    No scipy/statsmodels function computes it."""
+    No scipy/statsmodels function computes it.
+
+    Ties: the moments hold for continuous values, where neighbours are
+    never equal. Values within rtol * scale of their predecessor (scale:
+    the response's magnitude, default max |x|) are ties, e.g. residuals
+    of runs that all met the set rate, which differ only by the rounding
+    of the fit; each run of ties is reduced to one value before counting
+    and n is the number of values left, so rounding noise is not counted
+    as turning points."""
     x = np.asarray(x, dtype=float)
+    scale = float(np.max(np.abs(x))) if scale is None and len(x) else float(scale or 0.0)
+    tol = rtol * scale
+    kept = []
+    for v in x:
+        if not kept or abs(v - kept[-1]) > tol:
+            kept.append(v)
+    ties = len(x) - len(kept)
+    x = np.asarray(kept)
     n = len(x)
     if n < 3:
-        return {"n": n, "turning_points": 0, "expected": None, "z": None, "p": None}
+        return {"n": n, "ties": ties, "turning_points": 0, "expected": None, "z": None, "p": None}
     a, b, c = x[:-2], x[1:-1], x[2:]
     t = int(np.sum(((b > a) & (b > c)) | ((b < a) & (b < c))))
     mean = 2.0 * (n - 2) / 3.0
     var = (16.0 * n - 29.0) / 90.0
     z = (t - mean) / math.sqrt(var)
-    return {"n": n, "turning_points": t, "expected": mean, "z": z, "p": float(2 * stats.norm.sf(abs(z)))}
+    return {"n": n, "ties": ties, "turning_points": t, "expected": mean, "z": z,
+            "p": float(2 * stats.norm.sf(abs(z)))}
 
 
 def run_checks(f: Fit, alpha: float) -> dict:
@@ -73,7 +93,8 @@ def run_checks(f: Fit, alpha: float) -> dict:
         "normality_rejected": bool(normal_rejected),
         "levene": {"W": _f(lev.statistic), "p": _f(lev.pvalue)} if lev is not None else None,
         "breusch_pagan": {"LM": float(lm), "p": _f(lm_p)},
-        "turning_point": turning_point_test(resid[order]),
+        "variances_rejected": bool(lev is not None and _f(lev.pvalue) is not None and lev.pvalue < alpha),
+        "turning_point": turning_point_test(resid[order], scale=float(np.max(np.abs(frame["y"])))),
     }
 
 

@@ -61,3 +61,41 @@ def from_runs(runs: pd.DataFrame, treatment: str | None = None, baseline: str | 
         raise ValueError(f"baseline {baseline!r} is not a level of {treatment} ({', '.join(factors[treatment])})")
     reps = int(runs["replication"].nunique()) if "replication" in runs.columns else 0
     return Design(factors, responses, treatment, baseline, reps)
+
+
+def power_per_cell(n: int, effect: float, cv: float, alpha: float = 0.05, cells: int = 1) -> float:
+    """Power of the per-cell comparison of the verdict (two-sided t-test of
+    equal means, n runs in each of the two cells) to detect a relative
+    difference `effect` when the within-cell standard deviation is `cv`
+    times the baseline mean, at level alpha / cells: the first step of
+    Holm's procedure over `cells` cells, so a lower bound of the power
+    after the adjustment. Noncentral t (statsmodels TTestIndPower)."""
+    from statsmodels.stats.power import TTestIndPower
+
+    return float(TTestIndPower().power(effect_size=abs(effect) / cv, nobs1=n, alpha=alpha / cells, ratio=1.0))
+
+
+def replications_for(effect: float, cv: float, power: float = 0.8, alpha: float = 0.05, cells: int = 1,
+                     minimum: int = 3, maximum: int = 100_000) -> int:
+    """The smallest number of runs per cell (replications) whose
+    per-cell comparison reaches `power` (see power_per_cell)."""
+    if not effect:
+        raise ValueError("effect: give the smallest relative difference worth detecting, e.g. 0.05 for 5 %")
+    if not cv > 0:
+        raise ValueError("cv: give the within-cell standard deviation as a fraction of the mean, e.g. 0.1 (from a pilot run)")
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError("power and alpha must lie strictly between 0 and 1")
+    if cells < 1:
+        raise ValueError("cells: the number of (treatment level, other factors) cells compared to the baseline, at least 1")
+    lo, hi = minimum, minimum
+    while power_per_cell(hi, effect, cv, alpha, cells) < power:
+        if hi >= maximum:
+            raise ValueError(f"more than {maximum} runs per cell would be needed: the effect is too small for this noise")
+        lo, hi = hi, min(2 * hi, maximum)
+    while lo < hi:  # smallest n in [lo, hi] with enough power (power grows with n)
+        mid = (lo + hi) // 2
+        if power_per_cell(mid, effect, cv, alpha, cells) >= power:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi

@@ -58,6 +58,9 @@ def build(a: dict, stem: str) -> Doc:
     des = a["design"]
     d.h(1, "Observer-effect report")
     d.p(f"Source: {a['source']}. Significance level {a['alpha']}; permutations and resamples seeded with {a['seed']}.")
+    if "strata" in a:
+        d.p(f"Permutation strata: {', '.join(a['strata']) or 'none (all runs exchangeable)'}. Per-cell verdicts "
+            f"adjusted for multiplicity with {_adjust_name(a)}.")
     d.h(2, "Design")
     d.table(["factor", "levels"], [[f, ", ".join(lv)] for f, lv in des["factors"].items()])
     d.p(f"Treatment factor {des['treatment']} (baseline {des['baseline']}); replications {des['replications']}; "
@@ -70,7 +73,7 @@ def build(a: dict, stem: str) -> Doc:
     else:
         d.p("None: every run succeeded.")
     for r in a["responses"]:
-        _response(d, r, des, stem)
+        _response(d, {**r, "bca_min_n": a.get("bca_min_n"), "adjust": a.get("adjust", "holm")}, des, stem)
     return d
 
 
@@ -96,37 +99,58 @@ def _response(d: Doc, r: dict, des: dict, stem: str):
             ["Shapiro-Wilk on residuals", c["shapiro_residuals"]["W"], c["shapiro_residuals"]["p"]],
             ["Levene (median-centred)", c["levene"]["W"] if c["levene"] else None, c["levene"]["p"] if c["levene"] else None],
             ["Breusch-Pagan (LM)", c["breusch_pagan"]["LM"], c["breusch_pagan"]["p"]],
-            [f"turning points in run order ({tp['turning_points']} of {tp['expected'] and round(tp['expected'], 1)} expected)", tp["z"], tp["p"]],
+            [f"turning points in run order ({tp['turning_points']} of {tp['expected'] and round(tp['expected'], 1)} expected"
+             f"{_ties(tp)})", tp["z"], tp["p"]],
         ],
     )
-    d.p("Normality rejected: the permutation ANOVA decides." if c["normality_rejected"]
-        else "Normality not rejected: the F-test decides.")
+    d.p(_decides(c))
     d.h(3, "ANOVA (type III)")
     d.table(["term", "df", "sum sq", "mean sq", "F", "p"], _anova_rows(r["anova_type3"]))
     d.h(3, "ANOVA (type II)")
     d.table(["term", "df", "sum sq", "mean sq", "F", "p"], _anova_rows(r["anova_type2"]))
     d.h(3, "Permutation ANOVA")
     if "permutation" in r:
-        d.table(["term", "df", "F", "p", "permutations"],
-                [[t["term"], t["df"], t["F"], t["p"], t["permutations"]] for t in r["permutation"]])
-        d.p("Freedman-Lane: residuals of the model without the term are permuted; p = (1 + #{F* >= F}) / (B + 1).")
+        d.table(["term", "df", "F", "p", "permutations", "permuted within"],
+                [[t["term"], t["df"], t["F"], t["p"], t["permutations"], ", ".join(t.get("strata", [])) or "all runs"]
+                 for t in r["permutation"]])
+        d.p("Freedman-Lane: residuals of the model without the term are permuted; p = (1 + #{F* >= F}) / (B + 1). "
+            "Residuals are permuted only within the level combinations of the strata factors (errors are "
+            "exchangeable within a stratum, not across strata whose variances differ); a term made of strata "
+            "factors only is permuted across its own levels.")
     else:
-        d.p("Not run: normality was not rejected.")
+        d.p("Not run: neither normality nor equal variances were rejected.")
     d.h(3, "Tukey HSD")
+    ph = r.get("posthoc")
+    if ph:
+        d.p(f"Procedure: {ph['procedure']}, because {ph['reason']}"
+            + (f" (MS_E = {_fmt(ph['mse'])} on {_fmt(ph['df_resid'])} degrees of freedom)." if ph["procedure"] == "Tukey HSD"
+               else ".")
+            + " An interaction with the treatment compares the treatment's levels within each level of the other "
+              "factors; group means are unweighted means of cell means.")
     if not r["tukey"]:
         d.p("No significant term to compare.")
     for t in r["tukey"]:
         d.p(f"Term {t['term']}:")
-        d.table(["group 1", "group 2", "mean diff", "p adj", "lower", "upper", "reject"],
-                [[x["group1"], x["group2"], x["meandiff"], x["p_adj"], x["lower"], x["upper"], x["reject"]]
+        d.table(["group 1", "group 2", "mean diff", "df", "p adj", "lower", "upper", "reject"],
+                [[x["group1"], x["group2"], x["meandiff"], x.get("df"), x["p_adj"], x["lower"], x["upper"], x["reject"]]
                  for x in t["comparisons"]])
     d.h(3, "Allocation of variation")
     d.table(["term", "sum sq", "% of variation"], [[v["term"], v["sum_sq"], v["percent"]] for v in r["variation"]])
+    if r.get("variation_type") == 2:
+        d.p("Unbalanced design (cells have different numbers of runs): type II sums of squares, which do not depend "
+            "on the order of the factors; the "shared" row is variation that the correlated terms explain jointly and that cannot be assigned to one of them.")
+    elif r.get("variation_type") == 1:
+        d.p("Balanced design: the sums of squares of the terms and the residual add up to the total.")
     d.h(3, "Effects")
-    d.table(["level", "at", "relative difference to baseline", "CI low", "CI high", "note"],
+    d.table(["level", "at", "relative difference to baseline", "CI low", "CI high", "interval", "p (Welch)",
+             "p adjusted", "note"],
             [[e["level"], ", ".join(f"{k}={v}" for k, v in e["at"].items()), e["estimate"], e["ci_low"], e["ci_high"],
-              e.get("note", "")] for e in r["effects"]])
-    d.p(f"Bootstrap BCa intervals of mean(level) / mean({des['baseline']}) - 1; main {des['treatment']} {fmt_p(_main_p(r, des))}.")
+              e.get("method", "BCa bootstrap"), e.get("p"), e.get("p_adj"), e.get("note", "")] for e in r["effects"]])
+    d.p(f"Intervals of mean(level) / mean({des['baseline']}) - 1: {_interval_rule(r.get('bca_min_n'))}; "
+        f"main {des['treatment']} {fmt_p(_main_p(r, des))}.")
+    if "cells_tested" in r:
+        d.p(f"Multiplicity: each cell's Welch p is adjusted with {_adjust_name(r)} across the {r['cells_tested']} "
+            f"cells of {name}; the verdict names a cell only when its adjusted p is below the significance level.")
     factors = list(des["factors"])
     blocks = [f for f in factors if f != des["treatment"]]
     d.h(3, "Plots")
@@ -134,6 +158,27 @@ def _response(d: Doc, r: dict, des: dict, stem: str):
     d.figure(f"{stem}-{name}-interaction.svg", "Interaction plot",
              plots.interaction(r["values"], des["treatment"], blocks, des["factors"], name))
     d.figure(f"{stem}-{name}-residuals.svg", "Residual diagnostics", plots.residuals(r["residuals"], name))
+
+
+def _ties(tp) -> str:
+    return f"; {tp['ties']} tied value(s) excluded" if tp.get("ties") else ""
+
+
+def _decides(c) -> str:
+    why = [w for w, k in (("normality", "normality_rejected"), ("equal variances", "variances_rejected")) if c.get(k)]
+    if why:
+        return f"Rejected: {' and '.join(why)}. The permutation ANOVA decides."
+    return "Neither normality nor equal variances rejected: the F-test decides."
+
+
+def _interval_rule(bca_min_n) -> str:
+    n = bca_min_n or 40
+    return (f"BCa bootstrap when both cells have at least {n} runs, otherwise Fieller's interval with Welch "
+            f"degrees of freedom (BCa undercovers at fewer runs)")
+
+
+def _adjust_name(r) -> str:
+    return {"holm": "Holm's procedure", "fdr_bh": "Benjamini-Hochberg"}.get(r.get("adjust", "holm"), r.get("adjust"))
 
 
 def _main_p(r, des):

@@ -1,6 +1,19 @@
-"""One sentence per response: is there an effect, how large, and where."""
+"""One sentence per response: is there an effect, how large, and where.
+
+Multiplicity: a response has one effect per treatment level and
+combination of the other factors (e.g. 2 instrumented levels x 3 rates =
+6 cells). Each cell's Welch p is adjusted across the cells of the
+response with Holm's step-down procedure (Holm 1979, Scand. J. Stat. 6(2)
+65-70; statsmodels multipletests), which keeps the probability of naming
+any cell without an effect at or below alpha; a cell is named in the
+verdict only when its adjusted p is below alpha."""
 
 from __future__ import annotations
+
+from statsmodels.stats.multitest import multipletests
+
+HOLM = "holm"
+METHODS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 
 
 def fmt_p(p: float | None) -> str:
@@ -13,9 +26,26 @@ def _at(at: dict) -> str:
     return " and ".join(f"{k} {v}" for k, v in at.items())
 
 
-def verdict(response: str, treatment: str, tests: list[dict], effects: list[dict], alpha: float, test_name: str) -> str:
+def adjust(effects: list[dict], method: str = HOLM) -> int:
+    """Adds p_adj to every effect with a p (None elsewhere); returns the
+    number of cells in the family. method: 'holm' (familywise error) or
+    'fdr_bh' (Benjamini-Hochberg, false discovery rate)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown adjustment {method!r}: use one of {', '.join(METHODS)}")
+    tested = [e for e in effects if e.get("p") is not None]
+    if tested:
+        adj = multipletests([e["p"] for e in tested], method=method)[1]
+        for e, p in zip(tested, adj):
+            e["p_adj"] = float(p)
+    for e in effects:
+        e.setdefault("p_adj", None)
+    return len(tested)
+
+
+def verdict(response: str, treatment: str, tests: list[dict], effects: list[dict], alpha: float, test_name: str,
+            method: str = HOLM) -> str:
     """tests: the chosen test's rows (F-test or permutation); effects: the
-    bootstrap relative differences to the baseline."""
+    relative differences to the baseline, with p_adj (see adjust)."""
     involved = [t for t in tests if treatment in t["term"].split(":") and t.get("p") is not None]
     main = next((t for t in involved if t["term"] == treatment), None)
     significant = [t for t in involved if t["p"] < alpha]
@@ -25,17 +55,20 @@ def verdict(response: str, treatment: str, tests: list[dict], effects: list[dict
         p = main["p"] if main else min(t["p"] for t in involved)
         return f"{response}: no statistically significant effect of {treatment} ({fmt_p(p)}, {test_name})."
     terms = ", ".join(f"{t['term']} {fmt_p(t['p'])}" for t in significant)
+    family = sum(1 for e in effects if e.get("p") is not None)
+    adj = f"{METHODS[method]}-adjusted over {family} cell{'s' if family != 1 else ''}"
     clauses = []
     for e in effects:
-        lo, hi = e.get("ci_low"), e.get("ci_high")
-        if e.get("estimate") is None or lo is None or hi is None or lo <= 0 <= hi:
+        lo, hi, pa = e.get("ci_low"), e.get("ci_high"), e.get("p_adj")
+        if e.get("estimate") is None or pa is None or pa >= alpha:
             continue
         verb = "reduces" if e["estimate"] < 0 else "increases"
         pct = abs(e["estimate"]) * 100
-        ci = f"{round(e.get('confidence', 0.95) * 100)} % CI {lo * 100:+.1f} % to {hi * 100:+.1f} %"
+        ci = (f"{round(e.get('confidence', 0.95) * 100)} % CI {lo * 100:+.1f} % to {hi * 100:+.1f} %, "
+              if lo is not None and hi is not None else "")
         where = f" at {_at(e['at'])}" if e["at"] else ""
-        clauses.append(f"{treatment} {e['level']} {verb} {response} by {pct:.1f} % ({ci}){where}")
+        clauses.append(f"{treatment} {e['level']} {verb} {response} by {pct:.1f} % ({ci}{fmt_p(pa)} {adj}){where}")
     if not clauses:
-        return (f"{response}: the {test_name} finds an effect of {treatment} ({terms}), but no level's "
-                f"bootstrap interval for its difference to the baseline excludes zero.")
+        return (f"{response}: the {test_name} finds an effect of {treatment} ({terms}), but no cell's difference "
+                f"to the baseline has a {METHODS[method]}-adjusted p below {alpha} ({family} cells tested).")
     return f"{response}: " + "; ".join(clauses) + f" ({test_name}: {terms})."
