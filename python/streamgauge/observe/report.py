@@ -138,7 +138,7 @@ def _response(d: Doc, r: dict, des: dict, stem: str):
     d.table(["term", "sum sq", "% of variation"], [[v["term"], v["sum_sq"], v["percent"]] for v in r["variation"]])
     if r.get("variation_type") == 2:
         d.p("Unbalanced design (cells have different numbers of runs): type II sums of squares, which do not depend "
-            "on the order of the factors; the "shared" row is variation that the correlated terms explain jointly and that cannot be assigned to one of them.")
+            "on the order of the factors; the 'shared' row is variation that the correlated terms explain jointly and that cannot be assigned to one of them.")
     elif r.get("variation_type") == 1:
         d.p("Balanced design: the sums of squares of the terms and the residual add up to the total.")
     d.h(3, "Effects")
