@@ -11,20 +11,24 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 
-/// Where the two libraries are (`None`: the defaults below).
-#[derive(Debug, Clone, Default)]
+/// Where the two libraries are (`None`: the defaults below): the flags
+/// `bench c-inject` and `bench c-observer` share.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Libraries {
-    /// Directory holding our liboml2.so [default: the directory of the
-    /// running executable, where `cargo build --release -p client-ffi`
-    /// puts it next to `streamgauge`].
+    /// Directory holding our liboml2.so [default: the directory of this
+    /// executable, where `cargo build --release -p client-ffi` puts it]
+    #[arg(long, value_name = "DIR")]
     pub lib_dir: Option<PathBuf>,
-    /// Our <oml2/omlc.h> include directory [default:
-    /// crates/client-ffi/include of the source tree this was built from].
+    /// Our <oml2/omlc.h> include directory [default: crates/client-ffi/include
+    /// of the source tree this executable was built from]
+    #[arg(long, value_name = "DIR")]
     pub include: Option<PathBuf>,
     /// Installation prefix of the reference OML suite (include/oml2,
-    /// lib/liboml2.so) [default: ~/.cache/oml-reference].
+    /// lib/liboml2.so) [default: ~/.cache/oml-reference]
+    #[arg(long, value_name = "DIR")]
     pub reference: Option<PathBuf>,
     /// Measure our library alone.
+    #[arg(long)]
     pub no_reference: bool,
 }
 

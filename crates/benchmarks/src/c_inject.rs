@@ -8,7 +8,7 @@ use crate::c_common::{self, Lib, Libraries, ServerProc};
 use crate::c_core;
 
 /// Where the samples go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
     /// A `streamgauge server` in another process.
     Tcp,
@@ -17,7 +17,7 @@ pub enum Target {
 }
 
 /// The sample encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Encoding {
     /// `--oml-binary`.
     Binary,
@@ -26,7 +26,7 @@ pub enum Encoding {
 }
 
 /// How the program injects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
     /// Bursts with pauses between them: what the application pays per call.
     Burst,
@@ -34,28 +34,48 @@ pub enum Mode {
     Sustained,
 }
 
-/// What to measure (`streamgauge bench c-inject --help` describes each).
-#[derive(Debug, Clone)]
+/// What to measure: the flags of `streamgauge bench c-inject`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// Runs of each library per configuration, alternating.
+    #[arg(long, value_name = "N", default_value_t = 3)]
     pub rounds: usize,
-    /// Injecting threads; one configuration per value.
+    /// Injecting threads (comma-separated list).
+    #[arg(
+        long,
+        value_name = "N,..",
+        value_delimiter = ',',
+        default_value = "1,2,4"
+    )]
     pub threads: Vec<u32>,
-    /// Targets; one configuration per value.
+    /// Targets (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "tcp,file")]
     pub targets: Vec<Target>,
-    /// Encodings; one configuration per value.
+    /// Encodings (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "binary,text")]
     pub encodings: Vec<Encoding>,
-    /// Modes; one configuration per value.
+    /// Modes (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "burst,sustained"
+    )]
     pub modes: Vec<Mode>,
     /// Bursts per thread and run.
+    #[arg(long, value_name = "N", default_value_t = 200)]
     pub bursts: u32,
     /// Injects per burst.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
     pub burst_size: u32,
     /// Microseconds between bursts.
+    #[arg(long, value_name = "US", default_value_t = 5000)]
     pub pause_us: u32,
     /// Milliseconds of a sustained run.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub millis: u32,
     /// Where the two libraries are.
+    #[command(flatten)]
     pub libs: Libraries,
 }
 

@@ -5,16 +5,22 @@ use anyhow::{ensure, Context, Result};
 
 use crate::c_common::{self, Lib, Libraries, ServerProc};
 
-/// What to measure (`streamgauge bench c-observer --help` describes each).
-#[derive(Debug, Clone)]
+/// What to measure: the flags of `streamgauge bench c-observer`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// Seconds per round.
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
     pub seconds: f64,
     /// Rounds of each kind (uninstrumented, instrumented), alternating.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// UDP payload bytes (8 to 65000).
+    #[arg(long, value_name = "BYTES", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(8..=65_000))]
     pub size: u32,
     /// Where the two libraries are.
+    #[command(flatten)]
     pub libs: Libraries,
 }
 

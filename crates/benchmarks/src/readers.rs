@@ -16,31 +16,91 @@ use crate::replay::Replay;
 use crate::server::{PgServer, Watch};
 use crate::workload::{self, Preset};
 
-/// What to measure (`streamgauge bench readers --help` describes each).
-#[derive(Debug, Clone)]
+/// What to measure: the flags of `streamgauge bench readers`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// Tuples per ingestion round.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 300_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub tuples: u64,
     /// Pairs of rounds (alone, with readers).
-    pub rounds: usize,
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub rounds: u64,
     /// Live-tail subscribers during the loaded rounds.
+    #[arg(long, value_name = "N", default_value_t = 10)]
     pub subscribers: usize,
     /// Rows per second of the latency phase.
+    #[arg(long, value_name = "N", default_value_t = 500)]
     pub latency_rate: u64,
-    /// Length of the latency phase, in seconds.
+    /// Length of the latency phase.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub latency_seconds: u64,
-    /// Nice value of the server's HTTP threads.
+    /// Nice value of the server's HTTP threads (0 to 19), as `streamgauge
+    /// server --http-nice`.
+    #[arg(long, value_name = "N", default_value_t = 19,
+          value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: i32,
-    /// Store into a throwaway PostgreSQL cluster instead of SQLite.
+    /// Store into a throwaway PostgreSQL cluster (started for the run, as
+    /// user postgres when run as root) instead of SQLite.
+    #[arg(long)]
     pub pg: bool,
-    /// Subscribers ask for batched events (`batch=true`).
-    pub batched: bool,
-    /// Pace of the query loop: a new query at most this often (zero: as
-    /// soon as the last is answered); `None`: no query loop.
-    pub query_every: Option<Duration>,
-    /// Threads at idle priority that only spin during the loaded rounds: a
-    /// baseline for what using the server's idle time costs by itself.
+    /// The events the subscribers ask for: batch (one `rows` event per
+    /// batch the server reads, `batch=true`, as the manager's live plots)
+    /// or row (one `row` event per row, the default of the tail API).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = TailEvents::Batch)]
+    pub tail_events: TailEvents,
+    /// Pace of the query loop: 0 (a new query as soon as the last is
+    /// answered), a number of milliseconds (at most one query per that
+    /// long), or off (no query loop).
+    #[arg(long, value_name = "MS|off", default_value = "0", value_parser = parse_every)]
+    pub query_every: Pace,
+    /// Threads at idle priority (SCHED_IDLE) that only spin during the
+    /// loaded rounds, beside the readers: what taking the server's idle
+    /// CPU costs ingestion by itself (shared caches, the clock of a busy
+    /// processor), with no request served. A baseline: with
+    /// --subscribers 0 --query-every off, the ratio no reader of idle
+    /// time can beat.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub idle_spinners: usize,
+}
+
+/// The pace of the query loop (`--query-every`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// No query loop.
+    Off,
+    /// At most one query per this many milliseconds (0: no pause).
+    Every(u64),
+}
+
+impl Pace {
+    /// The pause between queries; `None`: no query loop.
+    fn pause(self) -> Option<Duration> {
+        match self {
+            Pace::Off => None,
+            Pace::Every(ms) => Some(Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// `--query-every`: milliseconds, or `off`.
+fn parse_every(s: &str) -> std::result::Result<Pace, String> {
+    if s == "off" {
+        return Ok(Pace::Off);
+    }
+    s.parse()
+        .map(Pace::Every)
+        .map_err(|_| format!("{s:?}: give milliseconds (0: no pause) or off"))
+}
+
+/// Events a tail subscriber asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TailEvents {
+    /// One event per batch of rows (`batch=true`).
+    Batch,
+    /// One event per row.
+    Row,
 }
 
 const DOMAIN: &str = "readers";
@@ -106,8 +166,8 @@ fn measure(
         "ingestion into {}: {} tuples per round, {} pairs, {} subscribers ({} events) + {}, HTTP threads at nice {}",
         if pg.is_some() { "PostgreSQL" } else { "SQLite" },
         args.tuples, args.rounds, args.subscribers,
-        if args.batched { "batched" } else { "per-row" },
-        match args.query_every {
+        if args.tail_events == TailEvents::Batch { "batched" } else { "per-row" },
+        match args.query_every.pause() {
             None => "no query loop".to_owned(),
             Some(d) if d.is_zero() => "a points=2000 query loop".to_owned(),
             Some(d) => format!("a points=2000 query every {} ms", d.as_millis()),
@@ -232,7 +292,7 @@ impl Readers {
     /// a subscriber follows are read back from the table when it catches
     /// up, which is a cost of joining, paid once in a real experiment.
     fn start(http: SocketAddr, stream: &str, after: u64, args: &Options) -> Readers {
-        let (subscribers, batched) = (args.subscribers, args.batched);
+        let (subscribers, batched) = (args.subscribers, args.tail_events == TailEvents::Batch);
         let stop = Arc::new(AtomicBool::new(false));
         let opened = Arc::new(AtomicU64::new(0));
         let events = Arc::new(AtomicU64::new(0));
@@ -279,7 +339,7 @@ impl Readers {
         }
         let url = format!("http://{http}{stream}/rows?points=2000");
         let (stop2, queries2) = (Arc::clone(&stop), Arc::clone(&queries));
-        let every = args.query_every;
+        let every = args.query_every.pause();
         let looper = std::thread::spawn(move || {
             let Some(every) = every else { return };
             ::server::http_runtime::set_thread_nice(CLIENT_NICE);

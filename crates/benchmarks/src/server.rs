@@ -20,7 +20,7 @@ use crate::verify::Watcher;
 use crate::{pg_raw, raw, reference_server, workload};
 
 /// The database the server stores into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
     /// One SQLite file per domain in a data directory.
     Sqlite,
@@ -40,18 +40,24 @@ impl Backend {
 
 /// The PostgreSQL server of a `Backend::Postgresql` run: every field
 /// `None` (and `temp` false) means the defaults of `store::PgOptions`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct PgServer {
-    /// Start a throwaway cluster for the run (as root, it runs as user
-    /// postgres) instead of using an existing server.
+    /// PostgreSQL: start a throwaway cluster for the run (as root, it runs
+    /// as user postgres).
+    #[arg(id = "pg_temp", long = "pg-temp",
+          conflicts_with_all = ["pg_host", "pg_port", "pg_user", "pg_pass"])]
     pub temp: bool,
-    /// Host of an existing server.
+    /// PostgreSQL host [default: localhost].
+    #[arg(id = "pg_host", long = "pg-host", value_name = "HOST")]
     pub host: Option<String>,
-    /// Port of an existing server.
+    /// PostgreSQL port [default: 5432].
+    #[arg(id = "pg_port", long = "pg-port", value_name = "PORT")]
     pub port: Option<u16>,
-    /// User, with CREATEDB.
+    /// PostgreSQL user, with CREATEDB [default: oml].
+    #[arg(id = "pg_user", long = "pg-user", value_name = "USER")]
     pub user: Option<String>,
-    /// Password.
+    /// PostgreSQL password.
+    #[arg(id = "pg_pass", long = "pg-pass", value_name = "PASS")]
     pub pass: Option<String>,
 }
 
@@ -66,39 +72,70 @@ impl PgServer {
     }
 }
 
-/// What to measure (`streamgauge bench server --help` describes each).
-#[derive(Debug, Clone)]
+/// What to measure: the flags of `streamgauge bench server`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// Tuples per scenario, shared among its clients.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 1_000_000)]
     pub tuples: u64,
     /// Parallel client connections; one scenario per value.
+    #[arg(short = 'c', long, value_name = "N,...", value_delimiter = ',', default_values_t = [1usize, 4])]
     pub clients: Vec<usize>,
     /// Content types; one scenario per value.
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', default_values = ["binary", "text"],
+          value_parser = parse_content)]
     pub content: Vec<Content>,
     /// Tuple schema.
+    #[arg(long, value_enum, value_name = "PRESET", default_value_t = workload::Preset::Basic)]
     pub schema: workload::Preset,
     /// Storage back end.
+    #[arg(short = 'b', long, value_enum, value_name = "NAME", default_value_t = Backend::Sqlite)]
     pub backend: Backend,
     /// The PostgreSQL server (`Backend::Postgresql` only).
+    #[command(flatten)]
     pub pg: PgServer,
     /// PostgreSQL: rows of the one-INSERT-per-row reference; 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 5_000)]
     pub insert_sample: u64,
-    /// A running server to measure instead of one started in-process.
+    /// Use the server at this address instead of starting one in-process.
+    #[arg(long, value_name = "HOST:PORT")]
     pub addr: Option<SocketAddr>,
-    /// Data directory of the `addr` SQLite server, to count and check its rows.
+    /// Data directory of the --addr SQLite server, to count and check its
+    /// rows (without it only the send time is measured; with PostgreSQL
+    /// the rows are checked through the --pg-* server).
+    #[arg(long, value_name = "DIR", requires = "addr")]
     pub db: Option<PathBuf>,
     /// Rows per transaction of the raw limit (inserts or COPY).
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
     pub raw_batch: usize,
     /// Skip the raw limit.
+    #[arg(long)]
     pub no_raw: bool,
     /// Compare the stored values of every N-th tuple with what was sent.
+    #[arg(long, value_name = "N", default_value_t = 997)]
     pub check_every: u64,
-    /// Installation prefix of the reference OML suite (`None`: the default).
+    /// Installation prefix of the reference OML suite, whose
+    /// bin/oml2-server is measured after ours in every scenario (same
+    /// rows, same replay; the count is checked) [default:
+    /// ~/.cache/oml-reference]. Not with --addr.
+    #[arg(long, value_name = "PREFIX")]
     pub reference: Option<PathBuf>,
     /// Do not measure the reference oml2-server.
+    #[arg(long)]
     pub no_reference: bool,
-    /// Tuples sent to the reference server per scenario (`None`: the default).
+    /// Tuples sent to the reference server per scenario [default: --tuples
+    /// on SQLite; 20000 on PostgreSQL, where it stores one synchronous
+    /// INSERT per row].
+    #[arg(long, value_name = "N")]
     pub reference_tuples: Option<u64>,
+}
+
+/// `--content`: a content type by its protocol name.
+fn parse_content(s: &str) -> std::result::Result<Content, String> {
+    [Content::Binary, Content::Text]
+        .into_iter()
+        .find(|c| c.name() == s)
+        .ok_or_else(|| format!("{s:?}: give binary or text"))
 }
 
 /// Runs every scenario; the report prints as a table or as JSON.

@@ -11,7 +11,7 @@ pub const STREAM_INDEX: u32 = 1;
 pub const APP: &str = "bench";
 
 /// Schema presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     /// The basic tuple: int32, double, 16-character string.
     Basic,

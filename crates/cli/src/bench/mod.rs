@@ -4,7 +4,6 @@
 //! only with the `bench` feature (on by default).
 
 mod c_inject;
-mod c_libs;
 mod c_observer;
 mod capture;
 mod observer;
