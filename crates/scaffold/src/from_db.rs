@@ -148,11 +148,12 @@ fn fields_of_schema(schema: &str) -> Vec<(String, MetricType)> {
 }
 
 fn fields_of_columns(db: &Connection, table: &str) -> rusqlite::Result<Vec<(String, MetricType)>> {
-    let mut stmt = db.prepare(&format!(
-        "PRAGMA table_info(\"{}\")",
-        table.replace('"', "\"\"")
-    ))?;
-    let cols = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+    // The table-valued form takes the name as a bound parameter: no
+    // identifier quoting to get right.
+    let mut stmt = db.prepare("SELECT name, type FROM pragma_table_info(?1) ORDER BY cid")?;
+    let cols = stmt.query_map([table], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
     let mut out = Vec::new();
     for c in cols {
         let (name, decl) = c?;
