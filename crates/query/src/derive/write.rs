@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::time::Duration;
 
+use omsp::OmlType;
+
 use super::{Gap, GapFinder, Rates, M4};
 use crate::catalog;
 use crate::error::QueryError;
@@ -86,9 +88,22 @@ pub(crate) fn write<W: Write + Send>(
     budget: Option<Duration>,
     end: Option<i64>,
 ) -> Result<(), QueryError> {
+    // Rates are doubles, whatever the counter's type.
+    let out_cols: Vec<Column> = req
+        .columns
+        .iter()
+        .map(|c| Column {
+            name: c.name.clone(),
+            kind: if is_rate_field(c) {
+                Kind::Field(OmlType::Double)
+            } else {
+                c.kind
+            },
+        })
+        .collect();
     src.with_budget(budget, |src| {
         let ann = annotations(src, table, req)?;
-        let mut sink = RowSink::annotated(out, req.format, &req.columns, times, json, &ann)?;
+        let mut sink = RowSink::annotated(out, req.format, &out_cols, times, json, &ann)?;
         let inner = with_series(req);
         let cols = plan::selected(&inner);
         let derived: Vec<usize> = (0..req.columns.len())
