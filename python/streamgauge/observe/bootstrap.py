@@ -126,6 +126,9 @@ def relative_ci(level, base, confidence: float = 0.95, resamples: int = 9999, se
         lo, hi, note = fieller_ci(level, base, confidence)
     else:
         raise ValueError(f"unknown interval method {method!r} (use {BCA!r} or {FIELLER!r})")
+    p = welch_p(level, base)
+    if p is None and not note:
+        note = "no variation within either cell: not tested"
     return {
         "estimate": est,
         "ci_low": lo,
@@ -133,7 +136,7 @@ def relative_ci(level, base, confidence: float = 0.95, resamples: int = 9999, se
         "confidence": confidence,
         "method": method,
         "resamples": resamples if method == BCA else 0,
-        "p": welch_p(level, base),
+        "p": p,
         "note": note,
     }
 

@@ -39,11 +39,12 @@ GAMES_HOWELL = "Games-Howell"
 
 
 def cell_stats(df: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
-    """n, mean and variance of every cell (combination of all factors)."""
-    d = df.assign(**{f: df[f].astype(str) for f in factors})
-    g = d.groupby(factors, observed=True, sort=False)["value"]
+    """n, mean and variance of every cell (combination of all factors), in
+    level order (the plan's order for the categorical factors of a runs
+    file), levels as text."""
+    g = df.groupby(factors, observed=True, sort=True)["value"]
     out = g.agg(n="count", mean="mean", var=lambda v: v.var(ddof=1) if len(v) > 1 else np.nan).reset_index()
-    return out
+    return out.astype({f: str for f in factors})
 
 
 def _groups(cells: pd.DataFrame, term: list[str]) -> list[tuple[str, pd.DataFrame]]:

@@ -146,8 +146,9 @@ def _response(d: Doc, r: dict, des: dict, stem: str):
              "p adjusted", "note"],
             [[e["level"], ", ".join(f"{k}={v}" for k, v in e["at"].items()), e["estimate"], e["ci_low"], e["ci_high"],
               e.get("method", "BCa bootstrap"), e.get("p"), e.get("p_adj"), e.get("note", "")] for e in r["effects"]])
-    d.p(f"Intervals of mean(level) / mean({des['baseline']}) - 1: {_interval_rule(r.get('bca_min_n'))}; "
-        f"main {des['treatment']} {fmt_p(_main_p(r, des))}.")
+    rule = _interval_rule(r["bca_min_n"]) if r.get("bca_min_n") else "bootstrap BCa (an analysis by an older version)"
+    d.p(f"Intervals of mean(level) / mean({des['baseline']}) - 1: {rule}; main {des['treatment']} "
+        f"{fmt_p(_main_p(r, des))}.")
     if "cells_tested" in r:
         d.p(f"Multiplicity: each cell's Welch p is adjusted with {_adjust_name(r)} across the {r['cells_tested']} "
             f"cells of {name}; the verdict names a cell only when its adjusted p is below the significance level.")
@@ -171,8 +172,7 @@ def _decides(c) -> str:
     return "Neither normality nor equal variances rejected: the F-test decides."
 
 
-def _interval_rule(bca_min_n) -> str:
-    n = bca_min_n or 40
+def _interval_rule(n: int) -> str:
     return (f"BCa bootstrap when both cells have at least {n} runs, otherwise Fieller's interval with Welch "
             f"degrees of freedom (BCa undercovers at fewer runs)")
 
