@@ -126,7 +126,17 @@ fn finish_commit(
 fn commit_streamed(store: &mut PgStore) -> Option<Result<(), StoreError>> {
     let (id, sent) = store.streaming.take()?;
     let pump = store.pump.as_ref()?;
-    let table = store.catalog.get(id)?;
+    let Some(table) = store.catalog.get(id) else {
+        // The pump's transaction holds the domain's write lock: end it,
+        // or the commit sent again on the store's own connection waits
+        // for it forever.
+        if let (Some(mut client), _) = pump.finish() {
+            if client.batch_execute("ROLLBACK").is_ok() {
+                store.data = Some(client);
+            }
+        }
+        return None;
+    };
     let mut rest = table.pending.encoded()[sent..].to_vec();
     rest.extend_from_slice(super::copy::TRAILER);
     pump.data(rest);
@@ -178,27 +188,48 @@ fn commit_streamed(store: &mut PgStore) -> Option<Result<(), StoreError>> {
     Some(done)
 }
 
-/// Opens the transaction and returns its id, in one round trip, with
-/// each of the `probe` tables' highest committed `oml_tuple_id` at that
-/// moment (0 for an empty table; `None` if unreadable). Those are read
-/// before the transaction takes any id, so every row it stores lies above
-/// them: what [`super::committed`] needs to tell the ids of a commit's
-/// rows, even the first commit after a live reader came.
+/// Opens the transaction under the domain's write lock and returns its
+/// id, in one round trip, with each of the `probe` tables' highest
+/// committed `oml_tuple_id` at that moment (0 for an empty table; `None`
+/// if unreadable). Those are read before the transaction takes any id, so
+/// every row it stores lies above them: what [`super::committed`] needs to
+/// tell the ids of a commit's rows, even the first commit after a live
+/// reader came.
+///
+/// The write lock ([`super::lock::WRITES_KEY`]) is held until the
+/// transaction ends. Another server writing the same domain waits for it
+/// here, before its first `nextval`, so the domain's ids are taken and
+/// committed one transaction after the other: every id below a visible
+/// one is committed or will never be (a refused row, a rolled-back
+/// attempt), and a live tail that moves past an id never misses a row
+/// committed later. A commit's transaction releases the lock only once it
+/// is visible (PostgreSQL ends a transaction's visibility before its
+/// locks), and under `READ COMMITTED` each statement after the lock sees
+/// what the previous holder committed, the ends read here included. With
+/// one server per domain the lock is never contended: one more statement
+/// in the `BEGIN`'s round trip.
 pub(super) fn begin(
     client: &mut Client,
     probe: &[String],
 ) -> Result<(i64, Vec<Option<i64>>), StoreError> {
-    let mut sql = String::from("BEGIN; SELECT txid_current()");
+    let mut sql = format!(
+        "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT txid_current()",
+        super::lock::WRITES_KEY
+    );
     for table in probe {
         sql.push_str(", (SELECT CAST(coalesce(max(oml_tuple_id), 0) AS int8) FROM ");
         sql.push_str(&crate::sql::quote(table));
         sql.push(')');
     }
     let answer = client.simple_query(&sql)?;
-    let row = answer.iter().find_map(|m| match m {
-        SimpleQueryMessage::Row(r) => Some(r),
-        _ => None,
-    });
+    // The last row: the lock's statement answers one too (void).
+    let row = answer
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .last();
     let field = |i: usize| row.and_then(|r| r.get(i)).and_then(|v| v.parse().ok());
     let xid = field(0).ok_or_else(|| StoreError::Unstorable {
         table: "(transaction)".into(),
