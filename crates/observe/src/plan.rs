@@ -133,6 +133,34 @@ struct Raw {
     #[serde(default)]
     defaults: toml::Table,
     factors: toml::Table,
+    #[serde(default)]
+    power: Option<PowerGoal>,
+}
+
+/// What a plan must be able to detect (`[power]`, optional): the plan is
+/// refused when its replications cannot reach this power (see
+/// [`crate::analysis::replications_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerGoal {
+    /// Smallest relative difference to the baseline worth detecting (0.05 = 5 %).
+    pub effect: f64,
+    /// Within-cell standard deviation as a fraction of the mean (from a pilot run).
+    pub cv: f64,
+    /// Wanted probability of detecting `effect` in a cell.
+    #[serde(default = "default_power")]
+    pub power: f64,
+    /// Significance level, split over the compared cells (Holm's first step).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+}
+
+fn default_power() -> f64 {
+    0.8
+}
+
+fn default_alpha() -> f64 {
+    0.05
 }
 
 fn default_interval() -> f64 {
@@ -205,6 +233,8 @@ pub struct Plan {
     pub network: Network,
     /// The varied factors; the first is the treatment.
     pub factors: Vec<Factor>,
+    /// The effect the plan must be able to detect, if it states one.
+    pub power: Option<PowerGoal>,
     defaults: Settings,
 }
 
@@ -339,7 +369,40 @@ impl Plan {
                 levels,
             });
         }
+        if let Some(goal) = raw.power {
+            ensure!(
+                goal.effect.is_finite() && goal.effect != 0.0,
+                "power.effect: give the smallest relative difference worth detecting, e.g. 0.05 for 5 %"
+            );
+            ensure!(
+                goal.cv.is_finite() && goal.cv > 0.0,
+                "power.cv: give the within-cell standard deviation as a fraction of the mean, e.g. 0.1 (a pilot run's report shows it)"
+            );
+            ensure!(
+                goal.power > 0.0 && goal.power < 1.0 && goal.alpha > 0.0 && goal.alpha < 1.0,
+                "power.power and power.alpha must lie strictly between 0 and 1"
+            );
+            let cells = compared_cells(&factors);
+            let needed = crate::analysis::replications_for(&goal, cells);
+            ensure!(
+                raw.replications >= needed,
+                "replications = {}: detecting a {} % difference with {} % power when the within-cell SD is {} % of the mean \
+                 needs at least {needed} runs per treatment ({cells} cells compared to the baseline, alpha {} / {cells}); \
+                 raise replications, or `python3 -m streamgauge.observe plan --effect {} --cv {} --power {} --alpha {} --cells {cells}` \
+                 gives the exact figure",
+                raw.replications,
+                goal.effect.abs() * 100.0,
+                goal.power * 100.0,
+                goal.cv * 100.0,
+                goal.alpha,
+                goal.effect,
+                goal.cv,
+                goal.power,
+                goal.alpha,
+            );
+        }
         Ok(Plan {
+            power: raw.power,
             name: raw.name,
             replications: raw.replications,
             seconds: raw.seconds,
@@ -402,6 +465,14 @@ impl Plan {
         }
         s
     }
+}
+
+/// Cells whose effect the verdict tests: each level of the treatment (the
+/// first factor) but the baseline, in each combination of the others' levels.
+pub fn compared_cells(factors: &[Factor]) -> u32 {
+    let others: usize = factors.iter().skip(1).map(|f| f.levels.len()).product();
+    let treatment = factors.first().map_or(1, |f| f.levels.len());
+    u32::try_from(treatment.saturating_sub(1) * others).unwrap_or(u32::MAX)
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -532,6 +603,21 @@ rate = [1000, "max"]
     }
 
     #[test]
+    fn a_power_goal_the_replications_meet_is_accepted() {
+        // 10 % with 5 % noise: d = 2, 2 cells -> 7 runs (the exact figure is 7 too)
+        let text = format!(
+            "{}[power]\neffect = -0.1\ncv = 0.05\n",
+            OK.replace("replications = 3", "replications = 7")
+        );
+        let p = Plan::parse(&text).unwrap();
+        assert_eq!(compared_cells(&p.factors), 2);
+        assert_eq!(p.power.map(|g| g.power), Some(0.8));
+        let short = text.replace("replications = 7", "replications = 6");
+        let err = format!("{:#}", Plan::parse(&short).unwrap_err());
+        assert!(err.contains("at least 7 runs"), "{err}");
+    }
+
+    #[test]
     fn veth_plans_know_the_components() {
         let text = OK
             .replace("seed = 7", "seed = 7\nnetwork = \"veth\"")
@@ -605,6 +691,15 @@ rate = [1000, "max"]
                     "inline_mode = [\"loss\", \"pdm\"]",
                 ),
                 "unknown inline_mode \"pdm\"",
+            ),
+            (
+                format!("{OK}[power]\neffect = 0.1\ncv = 0.15\n"),
+                "needs at least 45 runs per treatment (2 cells compared",
+            ),
+            (format!("{OK}[power]\neffect = 0.1\ncv = 0\n"), "power.cv"),
+            (
+                format!("{OK}[power]\neffect = 0.1\ncv = 0.1\nbeta = 0.2\n"),
+                "unknown field `beta`",
             ),
         ];
         for (text, want) in cases {
