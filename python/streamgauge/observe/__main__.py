@@ -12,14 +12,16 @@ import sys
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m streamgauge.observe", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("analyze", help="ANOVA, checks, permutation test, Tukey, bootstrap, allocation of variation")
+    a = sub.add_parser("analyze", help="ANOVA, checks, permutation test within strata, Tukey HSD or Games-Howell, "
+                       "effect intervals with Holm-adjusted verdicts, allocation of variation")
     a.add_argument("runs", help="runs.csv written by `streamgauge observe run`")
     a.add_argument("--out", required=True, help="analysis JSON to write")
     a.add_argument("--treatment", help="factor whose effect is tested (default: the plan's first factor)")
     a.add_argument("--baseline", help="its reference level (default: its first level)")
     a.add_argument("--alpha", type=float, default=0.05)
     a.add_argument("--permutations", type=int, default=9999)
-    a.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples")
+    a.add_argument("--resamples", type=int, default=9999,
+                   help="bootstrap resamples (BCa intervals, used from 40 runs per cell on)")
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--strata", help="comma-separated factors within whose level combinations the permutation ANOVA "
                    "permutes residuals, or 'none' (default: every factor but the treatment)")
