@@ -1,6 +1,7 @@
 //! `streamgauge bench query`: on a large generated stream in SQLite and
 //! PostgreSQL, measures in one run the latency of a downsampled query
-//! (`points=2000`, target ≤ 200 ms), the throughput of full Arrow and
+//! (`points=2000`, target ≤ 200 ms) and of the same with counter rates
+//! (`derive=rate`) or gaps (`gaps=3`), the throughput of full Arrow and
 //! JSON exports (target ≥ 1 M rows/s for Arrow), and the same rows
 //! written by the database's own CSV dump (`sqlite3 -csv`, `psql -c "COPY … TO
 //! STDOUT"`) as the reference, reported as a ratio.
@@ -79,6 +80,10 @@ pub struct BackendReport {
     /// Rows appended, and the time of the next downsampled query (which
     /// folds them into the tiles first).
     pub catch_up: (u64, Duration),
+    /// `points=` with `derive=rate` (rates from every row, then M4 in
+    /// memory), and the same plain query with `gaps=3` (tiles plus one
+    /// read of the sender and time columns).
+    pub derived: (Duration, Duration),
     /// The physical floor of any exact answer: one scan computing
     /// `count(*), min(v), max(v)` over the stream.
     pub scan: Duration,
@@ -334,6 +339,25 @@ fn measure(
     } else {
         None
     };
+    let rate_req = request(
+        src,
+        &[
+            ("points", &points),
+            ("fields", "oml_ts_server,n"),
+            ("derive", "rate"),
+        ],
+    )?;
+    let (rates, _, _) = points_query(src, &rate_req, Some(scope))?;
+    let gaps_req = request(
+        src,
+        &[
+            ("points", &points),
+            ("fields", "oml_ts_server,v"),
+            ("gaps", "3"),
+        ],
+    )?;
+    let (gaps, _, _) = points_query(src, &gaps_req, Some(scope))?;
+    eprintln!("{backend}: points={points} with derive=rate {rates:.1?}, with gaps=3 {gaps:.1?}");
     let mut sql = crate::sql::Sql::new(src.dialect());
     sql.push(&format!(
         "SELECT CAST(count(*) AS TEXT), CAST(min(v) AS TEXT), CAST(max(v) AS TEXT) FROM {STREAM}"
@@ -376,6 +400,7 @@ fn measure(
         exact,
         tile_bytes,
         catch_up,
+        derived: (rates, gaps),
         scan,
         points: n,
         arrow,
@@ -460,6 +485,16 @@ impl fmt::Display for BackendReport {
                 ms(self.catch_up.1)
             )?;
         }
+        writeln!(
+            f,
+            "  derive=rate:         {:>8.1} ms (rates from every row, then M4)",
+            ms(self.derived.0)
+        )?;
+        writeln!(
+            f,
+            "  gaps=3:              {:>8.1} ms (tiles, plus the gaps from the sender and time columns)",
+            ms(self.derived.1)
+        )?;
         writeln!(
             f,
             "  one scan:            {:>8.1} ms (the exact query's floor; cold = {:.1} scans)",
