@@ -10,6 +10,7 @@ pub mod data;
 pub mod devices;
 pub mod experiments;
 pub mod openapi;
+pub mod runevents;
 pub mod runs;
 pub mod scope;
 pub mod session;
@@ -100,6 +101,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/v1/runs/{id}/stop", post(runs::stop))
         .route("/api/v1/runs/{id}/status", get(runs::status))
         .route("/api/v1/runs/{id}/log", get(runs::log))
+        .route("/api/v1/runs/{id}/events", get(runevents::events))
         .route("/api/v1/runs/{id}/files", get(runs::files))
         .route(
             "/api/v1/runs/{id}/files/{device}/{name}",

@@ -64,6 +64,7 @@ use crate::db::users::{Role, User};
         super::runs::resume,
         super::runs::stop,
         super::runs::status,
+        super::runevents::events,
         super::runs::log,
         super::runs::files,
         super::data::download,
@@ -103,6 +104,9 @@ use crate::db::users::{Role, User};
         super::runs::RunStatus,
         super::runs::RunLog,
         super::runs::RunFile,
+        super::runevents::PlotEvent,
+        super::runevents::DeviceState,
+        super::runevents::RunEvents,
         AuditEntry
     ))
 )]

@@ -111,3 +111,15 @@ pub fn active(c: &Conn<'_>) -> Result<Vec<Alert>> {
         },
     )
 }
+
+/// A device's `down` alerts that overlap the time from `from` on
+/// (Unix seconds): when each was raised and, if it was, cleared.
+pub fn down_periods(c: &Conn<'_>, device: i64, from: i64) -> Result<Vec<(i64, Option<i64>)>> {
+    c.query_map(
+        "SELECT since_unix_s, cleared_unix_s FROM alerts
+         WHERE device = ?1 AND kind = 'down' AND (cleared_unix_s IS NULL OR cleared_unix_s >= ?2)
+         ORDER BY id",
+        [device, from],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}

@@ -1,5 +1,7 @@
 // A tiny helper to build DOM trees without a framework.
 
+import { fmtInstant } from "./timefmt";
+
 export type Child = Node | string | number | null | undefined | false | Child[];
 type AttrValue = string | number | boolean | null | undefined | ((ev: Event) => void);
 export type Attrs = Record<string, AttrValue>;
@@ -44,9 +46,9 @@ export function replace(el: Element, ...children: Child[]): void {
   append(el, children);
 }
 
+/** A time as every table writes it (timefmt.ts: UTC, local or relative). */
 export function fmtTime(unixS: number | null | undefined): string {
-  if (unixS === null || unixS === undefined) return "—";
-  return new Date(unixS * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return fmtInstant(unixS);
 }
 
 export function fmtBytes(n: number): string {

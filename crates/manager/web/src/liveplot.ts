@@ -5,31 +5,63 @@
 // it holds, so no row is missed or drawn twice. Drag to zoom: the selected
 // range is fetched again, downsampled for the plot's width (`from`/`to`);
 // the arrows pan, "Live" returns to the whole stream and follows it.
-// One series per field and sender. CSV/Parquet links export the visible
-// range. Values are written with SI prefixes (sifmt.ts). The drawn state
-// is mirrored in data-* attributes of the plot element (points, last row
-// id and its values, y tick labels, time of the last draw) so people and
-// tests can see what is plotted.
+//
+// One series per field and sender (the legend hides and shows them);
+// fields whose unit differs from the first field's go on a second y axis.
+// Counters (`kind: counter` in the stream description) are drawn as
+// per-second rates (`derive=rate`), switchable to their raw values.
+// Intervals without rows (the query API's `gaps`, and silences of the
+// tail longer than three periods) break the lines: a `null` in uPlot's
+// data is a gap, an `undefined` (another sender's row) is spanned.
+// Times are written as everywhere on the page (timefmt.ts), values with
+// SI prefixes and units (sifmt.ts). The run's events are drawn as
+// vertical lines (plotmarks.ts). PNG, SVG and the plot's definition are
+// exported from here (plotexport.ts). The drawn state is mirrored in
+// data-* attributes of the plot element (points, last values, y tick
+// labels, derive, marks drawn, time of the last draw) so people and tests
+// can see what is plotted.
 
 import uPlot from "uplot";
 import { API, ApiError } from "./api";
 import { h, replace } from "./dom";
 import { siFormat, siTicks } from "./sifmt";
+import { fmtInstant, onTimeChange, timeTicks } from "./timefmt";
+import { drawMarks, type RunMark } from "./plotmarks";
+import { widenGaps } from "./plotgaps";
+import { definition, downloadPng, downloadSvg, downloadJson, type PlotDefinition } from "./plotexport";
 import type { StreamInfo } from "./types";
 
-const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+export const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 /** Tail rows kept before the whole stream is fetched again downsampled. */
 const REFETCH_FACTOR = 8;
+/** A silence longer than this many typical periods breaks a line. */
+export const GAP_FACTOR = 3;
+const HEIGHT = 220;
 
 interface RowsAnswer {
   start_time: number;
   fields: { name: string; type: string }[];
   rows: (number | string | boolean | null)[][];
+  gaps?: { sender: number; from: number; to: number }[];
 }
+
+export type Derive = "none" | "rate";
 
 export interface PlotSpec {
   stream: string;
   fields: string[];
+  /** Unset: rate when every field is a counter, else none. */
+  derive?: Derive;
+}
+
+/** What a plot asks of the page around it. */
+export interface PlotEnv {
+  /** The run's events to draw (none outside a run page). */
+  marks(): RunMark[];
+  /** Why the data cannot be live (a device of the run is down), or null. */
+  health(): string | null;
+  /** The spec changed (derive switched): the page keeps it in its URL. */
+  changed(): void;
 }
 
 export class LivePlot {
@@ -39,17 +71,25 @@ export class LivePlot {
   private readonly csv: HTMLAnchorElement;
   private readonly parquet: HTMLAnchorElement;
   private readonly liveBtn: HTMLButtonElement;
+  private readonly deriveBtn: HTMLButtonElement;
+  private readonly unitsEl: HTMLElement;
   private u: uPlot | null = null;
   private es: EventSource | null = null;
   private startTime = 0;
-  // Rows held, sorted by time: x (Unix s), sender, values per field.
+  // Rows held, sorted by time: x (Unix s), sender, values per field;
+  // a break row (every value null) ends a sender's lines at a gap.
   private xs: number[] = [];
   private senders: number[] = [];
+  private brk: boolean[] = [];
   private vals: (number | null)[][] = [];
   private maxId = 0;
   private lastRowId = 0;
+  /** Newest row time seen (Unix s): "updated N s ago". */
+  private newest = 0;
   private tailSinceFetch = 0;
   private seriesKeys: string[] = [];
+  private seriesSenders: number[] = [];
+  private seriesFields: string[] = [];
   private live = true;
   private range: [number, number] | null = null;
   private fetching = false;
@@ -57,11 +97,19 @@ export class LivePlot {
   private dirty = false;
   private closed = false;
   private error = "";
+  /** Per sender: last time seen and typical period (for tail gaps). */
+  private lastX = new Map<number, number>();
+  private period = new Map<number, number>();
+  /** Rate mode: last raw value per sender and field, for tail rows. */
+  private prevRaw = new Map<string, [number, number]>();
+  private readonly unsubscribe: () => void;
+  private readonly ticker: number;
 
   constructor(
     private readonly expId: number,
     readonly spec: PlotSpec,
-    private readonly info: StreamInfo | undefined,
+    private info: StreamInfo | undefined,
+    private readonly env: PlotEnv,
     onRemove: (p: LivePlot) => void,
   ) {
     this.chartBox = h("div", { class: "chart" });
@@ -69,6 +117,8 @@ export class LivePlot {
     this.csv = h("a", { class: "button small", download: `${spec.stream}.csv`, "data-format": "csv" }, "CSV");
     this.parquet = h("a", { class: "button small", download: `${spec.stream}.parquet`, "data-format": "parquet" }, "Parquet");
     this.liveBtn = h("button", { type: "button", class: "small live-toggle", onclick: () => this.goLive() }, "Live");
+    this.deriveBtn = h("button", { type: "button", class: "small derive-toggle", title: "per-second rate or raw counter values", onclick: () => this.toggleDerive() }, "");
+    this.unitsEl = h("span", { class: "muted units" });
     this.el = h(
       "div",
       { class: "plot", "data-stream": spec.stream, "data-fields": spec.fields.join(","), "data-points": "0", "data-live": "true" },
@@ -77,37 +127,103 @@ export class LivePlot {
         { class: "plot-head" },
         h("strong", null, spec.stream),
         " ",
-        h("span", { class: "muted" }, spec.fields.map((f) => f + this.unit(f)).join(", ")),
+        this.unitsEl,
         h("span", { class: "spacer" }),
         h("button", { type: "button", class: "small", title: "pan left", onclick: () => this.pan(-0.5) }, "←"),
         h("button", { type: "button", class: "small", title: "pan right", onclick: () => this.pan(0.5) }, "→"),
         h("button", { type: "button", class: "small", title: "zoom out", onclick: () => this.zoomOut() }, "−"),
         this.liveBtn,
+        this.deriveBtn,
         this.csv,
         this.parquet,
+        h("button", { type: "button", class: "small", "data-export": "png", title: "the plot as a PNG image", onclick: () => this.u && downloadPng(this.u, this.fileBase()) }, "PNG"),
+        h("button", { type: "button", class: "small", "data-export": "svg", title: "the plot as an SVG drawing", onclick: () => this.exportSvg() }, "SVG"),
+        h("button", { type: "button", class: "small", "data-export": "definition", title: "this plot's definition (JSON), for dashboards and `streamgauge plot`", onclick: () => downloadJson(this.definition(), `${this.fileBase()}.plot.json`) }, "Definition"),
         h("button", { type: "button", class: "small link", title: "remove this plot", onclick: () => { this.close(); onRemove(this); } }, "×"),
       ),
       this.chartBox,
       this.status,
     );
+    this.labels();
+    this.unsubscribe = onTimeChange(() => this.u?.redraw(false, true));
+    this.ticker = window.setInterval(() => this.showStatus(), 1000);
   }
 
-  private unit(field: string): string {
-    const u = this.info?.fields.find((f) => f.name === field)?.unit;
-    return u ? ` (${u})` : "";
+  /** The stream's description arrived (or changed): units, kinds. */
+  setInfo(info: StreamInfo | undefined): void {
+    const before = this.derive();
+    this.info = info;
+    this.labels();
+    if (this.derive() !== before && this.u) this.restart();
+  }
+
+  private field(f: string): { unit?: string; kind?: string } | undefined {
+    return this.info?.fields.find((x) => x.name === f);
+  }
+
+  /** The derivation in effect: the spec's, else rate for all-counter plots. */
+  derive(): Derive {
+    if (this.spec.derive) return this.spec.derive;
+    const counters = this.spec.fields.every((f) => this.field(f)?.kind === "counter");
+    return counters && this.spec.fields.length > 0 ? "rate" : "none";
+  }
+
+  /** A field's unit as plotted (`B` → `B/s` for a rate). */
+  unitOf(f: string): string {
+    const u = this.field(f)?.unit ?? "";
+    return this.derive() === "rate" ? (u ? `${u}/s` : "/s") : u;
+  }
+
+  /** Fields on the second y axis: those whose unit is not the first field's. */
+  y2Fields(): string[] {
+    const first = this.unitOf(this.spec.fields[0] ?? "");
+    return this.spec.fields.filter((f) => this.unitOf(f) !== first);
+  }
+
+  private axisUnit(scale: "y" | "y2"): string {
+    const y2 = new Set(this.y2Fields());
+    const units = new Set(this.spec.fields.filter((f) => y2.has(f) === (scale === "y2")).map((f) => this.unitOf(f)));
+    return units.size === 1 ? [...units][0]! : "";
+  }
+
+  private labels(): void {
+    const rate = this.derive() === "rate";
+    replace(this.unitsEl, this.spec.fields.map((f) => `${rate ? `rate of ${f}` : f}${this.unitOf(f) ? ` (${this.unitOf(f)})` : ""}`).join(", "));
+    this.deriveBtn.textContent = rate ? "Raw" : "Rate";
+    this.deriveBtn.title = rate ? "show the raw values" : "show per-second rates";
+    this.el.dataset.derive = this.derive();
+    this.el.dataset.y2 = this.y2Fields().join(",");
+  }
+
+  private toggleDerive(): void {
+    this.spec.derive = this.derive() === "rate" ? "none" : "rate";
+    this.labels();
+    this.env.changed();
+    this.restart();
+  }
+
+  /** Fetches everything again (units, axes and values may have changed). */
+  private restart(): void {
+    this.es?.close();
+    this.es = null;
+    this.u?.destroy();
+    this.seriesKeys = [];
+    this.makeChart();
+    if (this.live) void this.fetch(null).then(() => !this.closed && this.follow());
+    else void this.fetch(this.range);
   }
 
   /** The y axis' tick labels, mirrored in data-y-ticks (they are drawn on the canvas). */
-  private yTicks(splits: number[], incr: number): string[] {
-    const labels = siTicks(splits, incr, this.axisUnit());
-    this.el.dataset.yTicks = JSON.stringify(labels);
+  private yTicks(scale: "y" | "y2", splits: number[], incr: number): string[] {
+    const labels = siTicks(splits, incr, this.axisUnit(scale));
+    this.el.dataset[scale === "y" ? "yTicks" : "y2Ticks"] = JSON.stringify(labels);
     return labels;
   }
 
-  /** The unit of the y axis: the fields' one when they share it, else none. */
-  private axisUnit(): string {
-    const units = new Set(this.spec.fields.map((f) => this.info?.fields.find((x) => x.name === f)?.unit ?? ""));
-    return units.size === 1 ? [...units][0]! : "";
+  private xTicks(splits: number[], incr: number): string[] {
+    const labels = timeTicks(splits, incr);
+    this.el.dataset.xTicks = JSON.stringify(labels);
+    return labels;
   }
 
   private base(): string {
@@ -129,20 +245,30 @@ export class LivePlot {
     return Math.max(300, Math.floor(this.chartBox.clientWidth || this.el.clientWidth || 800));
   }
 
+  private points(): number {
+    return Math.max(64, this.width());
+  }
+
   private makeChart(): void {
-    const series: uPlot.Series[] = [{ label: "time" }];
+    const y2 = this.y2Fields().length > 0;
+    const axes: uPlot.Axis[] = [
+      { values: (_u, splits, _i, _space, incr) => this.xTicks(splits, incr), space: 90 },
+      { scale: "y", size: 72, values: (_u, splits, _i, _space, incr) => this.yTicks("y", splits, incr) },
+    ];
+    if (y2) axes.push({ scale: "y2", side: 1, size: 72, grid: { show: false }, values: (_u, splits, _i, _space, incr) => this.yTicks("y2", splits, incr) });
     this.u = new uPlot(
       {
         width: this.width(),
-        height: 220,
-        series,
-        scales: { x: { time: true } },
-        axes: [{}, { size: 64, values: (_u, splits, _i, _space, incr) => this.yTicks(splits, incr) }],
+        height: HEIGHT,
+        series: [{ label: "time", value: (_u, v) => (v === null || v === undefined ? "—" : fmtInstant(v, 3)) }],
+        scales: { x: { time: true, range: (_u, mn, mx) => this.xRange(mn, mx) }, y: { auto: true }, y2: { auto: true } },
+        axes,
         cursor: { drag: { x: true, y: false, setScale: false }, bind: { dblclick: () => () => { this.goLive(); return null; } } },
         legend: { live: true },
         hooks: {
           setSelect: [(u) => this.onSelect(u)],
-          draw: [(u) => this.onDraw(u)],
+          draw: [(u) => { this.el.dataset.marks = JSON.stringify(drawMarks(u, this.env.marks())); this.onDraw(u); }],
+          setSeries: [(u) => this.mirrorHidden(u)],
         },
       },
       [[]],
@@ -150,10 +276,19 @@ export class LivePlot {
     );
   }
 
+  /** Live, the time axis spans the run's events too (its start, a stop after the last row). */
+  private xRange(mn: number | null, mx: number | null): uPlot.Range.MinMax {
+    if (!this.live || mn === null || mx === null) return [mn, mx];
+    const ts = this.env.marks().map((m) => m.t);
+    if (!ts.length) return [mn, mx];
+    return [Math.min(mn, ...ts), Math.max(mx, ...ts)];
+  }
+
   /** Fetches the whole stream (`null`) or a range [from, to] in Unix s. */
   private async fetch(range: [number, number] | null): Promise<void> {
     this.fetching = true;
-    const q = new URLSearchParams({ fields: this.columns(), points: String(Math.max(64, this.width())) });
+    const q = new URLSearchParams({ fields: this.columns(), points: String(this.points()), gaps: String(GAP_FACTOR) });
+    if (this.derive() === "rate") q.set("derive", "rate");
     if (range && this.startTime) {
       q.set("from", String(range[0] - this.startTime));
       q.set("to", String(range[1] - this.startTime));
@@ -172,32 +307,7 @@ export class LivePlot {
       }
       const ans = (await resp.json()) as RowsAnswer;
       if (this.closed) return;
-      this.startTime = ans.start_time;
-      const idx = (n: string): number => ans.fields.findIndex((f) => f.name === n);
-      const iId = idx("oml_tuple_id");
-      const iS = idx("oml_sender_id");
-      const iT = idx("oml_ts_server");
-      const iF = this.spec.fields.map(idx);
-      const rows = ans.rows
-        .filter((r) => typeof r[iT] === "number")
-        .sort((a, b) => (a[iT] as number) - (b[iT] as number));
-      this.xs = [];
-      this.senders = [];
-      this.vals = this.spec.fields.map(() => []);
-      let max = 0;
-      for (const r of rows) {
-        this.xs.push(this.startTime + (r[iT] as number));
-        this.senders.push(Number(r[iS] ?? 0));
-        iF.forEach((c, k) => this.vals[k]!.push(toNum(r[c])));
-        max = Math.max(max, Number(r[iId] ?? 0));
-      }
-      if (!range) {
-        this.maxId = Math.max(this.maxId, max);
-        this.tailSinceFetch = 0;
-        const pending = this.pendingTail;
-        this.pendingTail = [];
-        for (const row of pending) this.addRow(row);
-      }
+      this.load(ans, range);
       this.error = "";
       this.redraw(range);
     } catch (e) {
@@ -205,6 +315,57 @@ export class LivePlot {
       this.showStatus();
     } finally {
       this.fetching = false;
+    }
+  }
+
+  /** Takes a rows answer (with its gaps) as the rows held. */
+  private load(ans: RowsAnswer, range: [number, number] | null): void {
+    this.startTime = ans.start_time;
+    const idx = (n: string): number => ans.fields.findIndex((f) => f.name === n);
+    const iId = idx("oml_tuple_id");
+    const iS = idx("oml_sender_id");
+    const iT = idx("oml_ts_server");
+    const iF = this.spec.fields.map(idx);
+    const rows: { x: number; s: number; v: (number | null)[]; b?: boolean }[] = [];
+    let max = 0;
+    for (const r of ans.rows) {
+      if (typeof r[iT] !== "number") continue;
+      rows.push({ x: this.startTime + (r[iT] as number), s: Number(r[iS] ?? 0), v: iF.map((c) => toNum(r[c])) });
+      max = Math.max(max, Number(r[iId] ?? 0));
+    }
+    // Gap bounds: seconds after the start like the rows, or Unix seconds.
+    const at = (t: number): number => (t > 1e8 ? t : this.startTime + t);
+    for (const g of ans.gaps ?? []) {
+      rows.push({ x: (at(g.from) + at(g.to)) / 2, s: Number(g.sender), v: this.spec.fields.map(() => null), b: true });
+    }
+    rows.sort((a, b) => a.x - b.x);
+    this.xs = rows.map((r) => r.x);
+    this.senders = rows.map((r) => r.s);
+    this.brk = rows.map((r) => r.b === true);
+    this.vals = this.spec.fields.map((_, k) => rows.map((r) => r.v[k] ?? null));
+    if (!range) {
+      this.maxId = Math.max(this.maxId, max);
+      this.tailSinceFetch = 0;
+      this.periods(rows.filter((r) => !r.b));
+      if (rows.length) this.newest = Math.max(this.newest, rows[rows.length - 1]!.x);
+      const pending = this.pendingTail;
+      this.pendingTail = [];
+      for (const row of pending) this.addRow(row);
+    }
+  }
+
+  /** Each sender's typical period (median interval) and last time. */
+  private periods(rows: { x: number; s: number }[]): void {
+    const by = new Map<number, number[]>();
+    for (const r of rows) {
+      const l = by.get(r.s) ?? [];
+      l.push(r.x);
+      by.set(r.s, l);
+    }
+    for (const [s, xs] of by) {
+      this.lastX.set(s, xs[xs.length - 1]!);
+      const d = xs.slice(1).map((x, i) => x - xs[i]!).filter((v) => v > 0).sort((a, b) => a - b);
+      if (d.length >= 3) this.period.set(s, d[Math.floor(d.length / 2)]!);
     }
   }
 
@@ -241,22 +402,48 @@ export class LivePlot {
     });
   }
 
+  private insert(x: number, s: number, v: (number | null)[], isBreak = false): void {
+    let i = this.xs.length;
+    while (i > 0 && this.xs[i - 1]! > x) i--;
+    this.xs.splice(i, 0, x);
+    this.senders.splice(i, 0, s);
+    this.brk.splice(i, 0, isBreak);
+    v.forEach((val, k) => this.vals[k]!.splice(i, 0, val));
+  }
+
   private addRow(row: Record<string, unknown>): void {
     const id = Number(row["oml_tuple_id"] ?? 0);
     if (id && id <= this.maxId) return;
     this.maxId = Math.max(this.maxId, id);
     this.lastRowId = id;
     const t = row["oml_ts_server"];
-    if (typeof t !== "number" || !this.live) {
-      this.showStatus();
-      return;
-    }
+    if (typeof t !== "number") return;
     const x = this.startTime + t;
-    let i = this.xs.length;
-    while (i > 0 && this.xs[i - 1]! > x) i--;
-    this.xs.splice(i, 0, x);
-    this.senders.splice(i, 0, Number(row["oml_sender_id"] ?? 0));
-    this.spec.fields.forEach((f, k) => this.vals[k]!.splice(i, 0, toNum(row[f])));
+    this.newest = Math.max(this.newest, x);
+    const s = Number(row["oml_sender_id"] ?? 0);
+    let v = this.spec.fields.map((f) => toNum(row[f]));
+    if (this.derive() === "rate") {
+      // The tail carries raw values: the rate against the sender's last
+      // one; the first row of a sender only sets that baseline, and a
+      // counter that went down (restarted) gives no rate.
+      const raw = v;
+      const had = this.spec.fields.map((f) => this.prevRaw.get(`${s}|${f}`));
+      this.spec.fields.forEach((f, k) => raw[k] !== null && this.prevRaw.set(`${s}|${f}`, [x, raw[k]!]));
+      if (had.every((p) => p === undefined)) return;
+      v = raw.map((r, k) => {
+        const p = had[k];
+        if (r === null || !p || x <= p[0] || r < p[1]) return null;
+        return (r - p[1]) / (x - p[0]);
+      });
+    }
+    if (!this.live) return;
+    const last = this.lastX.get(s);
+    const per = this.period.get(s);
+    if (last !== undefined && per !== undefined && x - last > GAP_FACTOR * per) {
+      this.insert((x + last) / 2, s, this.spec.fields.map(() => null), true);
+    }
+    this.lastX.set(s, Math.max(last ?? x, x));
+    this.insert(x, s, v);
     this.tailSinceFetch++;
     if (this.tailSinceFetch > REFETCH_FACTOR * this.width()) {
       void this.fetch(null);
@@ -285,18 +472,32 @@ export class LivePlot {
     if (keys.join("\n") !== this.seriesKeys.join("\n")) {
       while (u.series.length > 1) u.delSeries(1);
       this.seriesKeys = keys;
-      keys.forEach((key, i) =>
-        u.addSeries({ label: key, value: (_u, v) => (v === null || v === undefined ? "—" : siFormat(v, this.axisUnit())), stroke: PALETTE[i % PALETTE.length]!, width: 1.5, spanGaps: true, points: { show: false } }, i + 1),
-      );
+      this.seriesFields = multi ? fields.flatMap((f) => distinct.map(() => f)) : fields.slice();
+      this.seriesSenders = multi ? fields.flatMap(() => distinct) : fields.map(() => -1);
+      const y2 = new Set(this.y2Fields());
+      keys.forEach((key, i) => {
+        const f = this.seriesFields[i]!;
+        u.addSeries({
+          label: key,
+          scale: y2.has(f) ? "y2" : "y",
+          value: (_u, v) => (v === null || v === undefined ? "—" : siFormat(v, this.unitOf(f))),
+          stroke: PALETTE[i % PALETTE.length]!,
+          width: 1.5,
+          spanGaps: false,
+        }, i + 1);
+      });
+      this.mirrorHidden(u);
     }
     const pos = new Map(distinct.map((s, i) => [s, i]));
-    const cols: (number | null)[][] = keys.map(() => new Array<number | null>(n).fill(null));
+    // undefined: no row of this series at that time (spanned); null: a gap.
+    const cols: (number | null | undefined)[][] = keys.map(() => new Array<number | null | undefined>(n).fill(multi ? undefined : null));
     for (let r = 0; r < n; r++) {
       const sp = multi ? pos.get(this.senders[r]!)! : 0;
       for (let k = 0; k < fields.length; k++) {
         cols[multi ? k * distinct.length + sp : k]![r] = this.vals[k]![r] ?? null;
       }
     }
+    if (multi) for (const c of cols) widenGaps(c);
     const data = [this.xs.slice(), ...cols] as uPlot.AlignedData;
     if (range) {
       u.batch(() => {
@@ -306,6 +507,10 @@ export class LivePlot {
     } else {
       u.setData(data, true);
     }
+  }
+
+  private mirrorHidden(u: uPlot): void {
+    this.el.dataset.hidden = JSON.stringify(u.series.slice(1).filter((s) => s.show === false).map((s) => String(s.label)));
   }
 
   private onSelect(u: uPlot): void {
@@ -323,7 +528,8 @@ export class LivePlot {
     void this.fetch(r);
   }
 
-  private visible(): [number, number] | null {
+  /** The visible time range (Unix s). */
+  visible(): [number, number] | null {
     const s = this.u?.scales["x"];
     if (!s || s.min === undefined || s.max === undefined || s.min === null || s.max === null) return null;
     return [s.min, s.max];
@@ -355,10 +561,12 @@ export class LivePlot {
   private onDraw(u: uPlot): void {
     const n = u.data[0].length;
     const ds = this.el.dataset;
-    ds.points = String(n);
+    // Rows drawn; the break rows that end lines at gaps are not points.
+    ds.points = String(n - this.brk.filter(Boolean).length);
     ds.lastId = String(this.lastRowId || this.maxId);
     ds.drawnAt = String(Date.now());
     const last: Record<string, number | null> = {};
+    let breaks = 0;
     for (let s = 1; s < u.data.length; s++) {
       const col = u.data[s]!;
       let v: number | null | undefined = null;
@@ -368,8 +576,21 @@ export class LivePlot {
           break;
         }
       }
+      // Interior nulls: the breaks drawn in this series.
+      let seen = false;
+      let inGap = false;
+      for (let i = 0; i < col.length; i++) {
+        if (col[i] === null) {
+          if (seen && !inGap) breaks++;
+          inGap = true;
+        } else if (col[i] !== undefined) {
+          seen = true;
+          inGap = false;
+        }
+      }
       last[this.seriesKeys[s - 1] ?? `s${s}`] = v ?? null;
     }
+    ds.breaks = String(breaks);
     ds.last = JSON.stringify(last);
     this.updateLinks();
     this.showStatus();
@@ -382,31 +603,89 @@ export class LivePlot {
       q.set("from", String(Math.max(0, v[0] - this.startTime)));
       q.set("to", String(v[1] - this.startTime));
     }
+    if (this.derive() === "rate") q.set("derive", "rate");
     q.set("format", "csv");
     this.csv.href = `${this.base()}/rows?${q}`;
     q.set("format", "parquet");
     this.parquet.href = `${this.base()}/rows?${q}`;
   }
 
+  /** The live state: down device, live, zoomed, and how fresh the data is. */
   private showStatus(): void {
-    const pts = this.u ? this.u.data[0].length : 0;
+    if (this.closed) return;
+    const pts = Number(this.el.dataset.points ?? 0);
     const lastVals = this.el.dataset.last ? (JSON.parse(this.el.dataset.last) as Record<string, number | null>) : {};
+    const down = this.env.health();
+    const following = this.es !== null && this.es.readyState !== EventSource.CLOSED;
+    const ago = this.newest ? Math.max(0, Math.round(Date.now() / 1000 - this.newest)) : null;
+    this.el.dataset.state = down ? "down" : !this.live ? "zoomed" : following ? "live" : "idle";
     replace(
       this.status,
       this.error ? h("span", { class: "error" }, this.error, " · ") : null,
       h("span", { class: "points" }, `${pts} points`),
-      Object.entries(lastVals).map(([k, v]) => [" · ", h("span", { class: "last", "data-series": k }, `${k} = ${v === null ? "—" : siFormat(v, this.axisUnit())}`)]),
-      this.live ? (this.es && this.es.readyState !== EventSource.CLOSED ? " · live" : "") : " · zoomed (drag to zoom, Live to follow)",
+      Object.entries(lastVals).map(([k, v]) => {
+        const f = this.seriesFields[this.seriesKeys.indexOf(k)] ?? k;
+        return [" · ", h("span", { class: "last", "data-series": k }, `${k} = ${v === null ? "—" : siFormat(v, this.unitOf(f))}`)];
+      }),
+      ago !== null ? [" · ", h("span", { class: "updated", title: `newest row ${fmtInstant(this.newest, 3)}` }, `updated ${ago} s ago`)] : null,
+      down
+        ? [" · ", h("span", { class: "down" }, down)]
+        : this.live ? (following ? " · live" : "") : " · zoomed (drag to zoom, Live to follow)",
     );
+  }
+
+  private fileBase(): string {
+    return `${this.spec.stream}-${this.spec.fields.join("-")}`.replace(/[^A-Za-z0-9_.-]+/g, "_");
+  }
+
+  /** This plot as a definition (plotexport.ts, the `streamgauge plot` format). */
+  definition(title?: string): PlotDefinition {
+    const u = this.u;
+    const hidden = new Set(u ? u.series.slice(1).flatMap((s, i) => (s.show === false ? [i] : [])) : []);
+    const shown = new Set(this.seriesSenders.filter((s, i) => s >= 0 && !hidden.has(i)));
+    const all = new Set(this.seriesSenders.filter((s) => s >= 0));
+    const v = this.visible() ?? [this.xs[0] ?? 0, this.xs[this.xs.length - 1] ?? 0];
+    return definition({
+      title: title ?? `${this.spec.stream}: ${this.spec.fields.join(", ")}`,
+      stream: this.spec.stream,
+      fields: this.spec.fields,
+      y2: this.y2Fields(),
+      senders: shown.size < all.size ? [...shown].sort((a, b) => a - b) : [],
+      from: v[0],
+      to: v[1],
+      derive: this.derive(),
+      points: this.points(),
+    });
+  }
+
+  private exportSvg(): void {
+    const u = this.u;
+    if (!u) return;
+    downloadSvg(u, {
+      title: `${this.spec.stream}: ${this.spec.fields.join(", ")}`,
+      xTicks: (s, step) => timeTicks(s, step),
+      yTicks: (scale, s, step) => siTicks(s, step, this.axisUnit(scale)),
+      marks: this.env.marks(),
+    }, `${this.fileBase()}.svg`);
+  }
+
+  /** Redraws (the run's marks or the device's state changed). */
+  refresh(): void {
+    // Live, the time axis is set again to take in new events.
+    if (this.live && this.u && !this.fetching) this.redraw(null);
+    else this.u?.redraw(false, false);
+    this.showStatus();
   }
 
   /** Resizes to the container's width. */
   resize(): void {
-    this.u?.setSize({ width: this.width(), height: 220 });
+    this.u?.setSize({ width: this.width(), height: HEIGHT });
   }
 
   close(): void {
     this.closed = true;
+    this.unsubscribe();
+    window.clearInterval(this.ticker);
     this.es?.close();
     this.es = null;
     this.u?.destroy();

@@ -1,31 +1,63 @@
 // Choose a stream of the experiment and its fields, add live plots. The
-// plots on the page are kept in the URL (`?plot=stream:f1,f2`, repeated)
-// so a page of plots can be reloaded, bookmarked and shared.
+// plots on the page are kept in the URL (`?plot=stream:f1,f2`, repeated;
+// `;rate` or `;raw` when the derivation was switched from its default)
+// so a page of plots can be reloaded, bookmarked and shared. The stream
+// list is asked again every few seconds, so streams that appear during a
+// run can be plotted without reloading, and the row counts stay current.
 
 import { get, asList, errorText } from "./api";
 import { h, replace } from "./dom";
-import { LivePlot, type PlotSpec } from "./liveplot";
+import { LivePlot, type PlotEnv, type PlotSpec } from "./liveplot";
+import { timeModeSelect } from "./timefmt";
+import type { RunMark } from "./plotmarks";
 import type { StreamInfo } from "./types";
 
 const NUMERIC = new Set(["int32", "uint32", "int64", "uint64", "double", "float", "bool", "integer", "long"]);
 const BOOKKEEPING = new Set(["oml_tuple_id", "oml_sender_id", "oml_seq", "oml_ts_client", "oml_ts_server"]);
+/** How often the stream list is asked again (ms). */
+const STREAMS_EVERY_MS = 3000;
 
 export function parsePlotParam(v: string): PlotSpec | null {
   const i = v.indexOf(":");
   if (i <= 0) return null;
-  const fields = v.slice(i + 1).split(",").filter(Boolean);
-  return fields.length ? { stream: v.slice(0, i), fields } : null;
+  const [list, opt] = v.slice(i + 1).split(";", 2);
+  const fields = (list ?? "").split(",").filter(Boolean);
+  if (!fields.length) return null;
+  const spec: PlotSpec = { stream: v.slice(0, i), fields };
+  if (opt === "rate") spec.derive = "rate";
+  else if (opt === "raw") spec.derive = "none";
+  return spec;
+}
+
+export function plotParam(s: PlotSpec): string {
+  const opt = s.derive === "rate" ? ";rate" : s.derive === "none" ? ";raw" : "";
+  return `${s.stream}:${s.fields.join(",")}${opt}`;
 }
 
 export function numericFields(s: StreamInfo): string[] {
   return s.fields.filter((f) => NUMERIC.has(f.type) && !BOOKKEEPING.has(f.name)).map((f) => f.name);
 }
 
-export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: () => void) => void): Promise<void> {
+/** What the run page adds to its plots: events and the devices' state. */
+export interface RunContext {
+  marks(): RunMark[];
+  health(): string | null;
+}
+
+/** The panel's plots, for the page around it (redraws, dashboards). */
+export interface PanelHandle {
+  plots: LivePlot[];
+  add(spec: PlotSpec): void;
+  refresh(): void;
+}
+
+export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: () => void) => void, run?: RunContext): Promise<PanelHandle> {
   const plots: LivePlot[] = [];
   const area = h("div", { class: "plots", id: "plots" });
   const chooser = h("div", { class: "card plot-chooser", id: "plot-chooser" }, h("p", { class: "muted" }, "Loading the experiment's streams…"));
-  box.append(chooser, area);
+  const timeSel = timeModeSelect(onLeave);
+  const timeBar = h("div", { class: "inline time-bar" }, h("label", { for: "time-mode" }, "Times "), timeSel);
+  box.append(timeBar, chooser, area);
   onLeave(() => {
     for (const p of plots) p.close();
   });
@@ -37,12 +69,17 @@ export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: ()
   const syncUrl = (): void => {
     const q = new URLSearchParams(location.search);
     q.delete("plot");
-    for (const p of plots) q.append("plot", `${p.spec.stream}:${p.spec.fields.join(",")}`);
+    for (const p of plots) q.append("plot", plotParam(p.spec));
     const s = q.toString();
     history.replaceState(null, "", location.pathname + (s ? `?${s}` : ""));
   };
+  const env: PlotEnv = {
+    marks: () => run?.marks() ?? [],
+    health: () => run?.health() ?? null,
+    changed: syncUrl,
+  };
   const add = (spec: PlotSpec, sync = true): void => {
-    const p = new LivePlot(expId, spec, streams.find((s) => s.name === spec.stream), (gone) => {
+    const p = new LivePlot(expId, spec, streams.find((s) => s.name === spec.stream), env, (gone) => {
       plots.splice(plots.indexOf(gone), 1);
       gone.el.remove();
       syncUrl();
@@ -52,6 +89,7 @@ export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: ()
     void p.start();
     if (sync) syncUrl();
   };
+  const handle: PanelHandle = { plots, add: (s) => add(s), refresh: () => plots.forEach((p) => p.refresh()) };
 
   // Plots named in the URL start at once, before the stream list arrives.
   for (const v of new URLSearchParams(location.search).getAll("plot")) {
@@ -59,40 +97,69 @@ export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: ()
     if (spec) add(spec, false);
   }
 
-  try {
-    streams = asList<StreamInfo>(await get<unknown>(`/experiments/${expId}/streams`), "streams");
-  } catch (e) {
-    replace(chooser, h("div", { class: "msg error", role: "alert" }, `Streams: ${errorText(e)}`));
-    return;
-  }
-  streams.sort((a, b) => a.name.localeCompare(b.name));
-  if (streams.length === 0) {
-    replace(chooser, h("p", { class: "muted", id: "no-streams" }, "This experiment has no measurement stream yet (nothing was sent to its collection server, or it has none)."),
-      h("button", { type: "button", onclick: () => { replace(chooser); void plotPanelRetry(); } }, "Look again"));
-  }
-  async function plotPanelRetry(): Promise<void> {
-    for (const p of plots) p.close();
-    plots.length = 0;
-    replace(box);
-    await plotPanel(expId, box, onLeave);
-  }
-  if (streams.length === 0) return;
-
-  const streamSel = h("select", { id: "plot-stream" }, streams.map((s) => h("option", { value: s.name }, `${s.name}${s.rows !== undefined ? ` (${s.rows} rows)` : ""}`)));
+  const streamSel = h("select", { id: "plot-stream" });
   const fieldBox = h("div", { class: "checks", id: "plot-fields" });
   const fill = (): void => {
     const s = streams.find((x) => x.name === streamSel.value);
     const fields = s ? numericFields(s) : [];
     replace(fieldBox, fields.length
-      ? fields.map((f, i) => h("label", { class: "check" }, h("input", { type: "checkbox", value: f, checked: i === 0 }), ` ${f}`))
+      ? fields.map((f, i) => {
+          const info = s?.fields.find((x) => x.name === f);
+          const note = [info?.unit, info?.kind === "counter" ? "counter" : ""].filter(Boolean).join(", ");
+          return h("label", { class: "check" }, h("input", { type: "checkbox", value: f, checked: i === 0 }), ` ${f}`, note ? h("small", { class: "muted" }, ` (${note})`) : null);
+        })
       : h("span", { class: "muted" }, "no numeric field to plot"));
   };
   streamSel.addEventListener("change", fill);
-  fill();
   const addBtn = h("button", { type: "button", id: "plot-add", class: "primary" }, "Add plot");
   addBtn.addEventListener("click", () => {
     const fields = [...fieldBox.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value);
     if (fields.length) add({ stream: streamSel.value, fields });
   });
-  replace(chooser, h("div", { class: "inline" }, h("label", { for: "plot-stream" }, "Stream "), streamSel, fieldBox, addBtn));
+  const form = h("div", { class: "inline" }, h("label", { for: "plot-stream" }, "Stream "), streamSel, fieldBox, addBtn);
+
+  /** Shows the list as it is now; keeps the chosen stream and ticked fields. */
+  const show = (list: StreamInfo[]): void => {
+    const before = streams.map((s) => s.name).join("\n");
+    streams = list.sort((a, b) => a.name.localeCompare(b.name));
+    for (const p of plots) p.setInfo(streams.find((s) => s.name === p.spec.stream));
+    if (streams.length === 0) {
+      if (!chooser.querySelector("#no-streams")) {
+        replace(chooser, h("p", { class: "muted", id: "no-streams" }, "This experiment has no measurement stream yet (nothing was sent to its collection server, or it has none). Streams appear here as they arrive."));
+      }
+      return;
+    }
+    const label = (s: StreamInfo): string => `${s.name}${s.rows !== undefined ? ` (${s.rows} rows)` : ""}`;
+    if (before === streams.map((s) => s.name).join("\n") && streamSel.options.length === streams.length) {
+      // The same streams: only the row counts change (an open list stays open).
+      streams.forEach((s, i) => {
+        const o = streamSel.options[i]!;
+        if (o.textContent !== label(s)) o.textContent = label(s);
+      });
+    } else {
+      const chosen = streamSel.value;
+      replace(streamSel, streams.map((s) => h("option", { value: s.name }, label(s))));
+      if (streams.some((s) => s.name === chosen)) streamSel.value = chosen;
+    }
+    if (!chooser.contains(form)) replace(chooser, form);
+    if (before !== streams.map((s) => s.name).join("\n") || !fieldBox.childElementCount) fill();
+  };
+
+  const load = async (): Promise<void> => {
+    try {
+      show(asList<StreamInfo>(await get<unknown>(`/experiments/${expId}/streams`), "streams"));
+    } catch (e) {
+      replace(chooser, h("div", { class: "msg error", role: "alert" }, `Streams: ${errorText(e)}`));
+    }
+  };
+  await load();
+  if (chooser.querySelector("[role=alert]")) return handle;
+  let busy = false;
+  const timer = window.setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void load().finally(() => (busy = false));
+  }, STREAMS_EVERY_MS);
+  onLeave(() => window.clearInterval(timer));
+  return handle;
 }

@@ -170,6 +170,8 @@ export interface StreamField {
   name: string;
   type: string;
   unit?: string;
+  /** `counter` for counters (plotted as rates by default). */
+  kind?: string;
 }
 
 export interface StreamInfo {

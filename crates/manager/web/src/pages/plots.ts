@@ -1,6 +1,7 @@
 import { get, errorText } from "../api";
 import { h } from "../dom";
 import { plotPanel } from "../plotpanel";
+import { setDefinitionDomain } from "../plotexport";
 import type { Experiment, PageCtx } from "../types";
 
 export async function plotsPage({ app, params, onLeave }: PageCtx): Promise<void> {
@@ -12,6 +13,7 @@ export async function plotsPage({ app, params, onLeave }: PageCtx): Promise<void
     .then((e) => {
       const c = document.getElementById("crumb-exp");
       if (c) c.textContent = e.name;
+      setDefinitionDomain(e.domain);
     })
     .catch((e) => app.insertBefore(h("div", { class: "msg error", role: "alert" }, errorText(e)), box));
   await plotPanel(id, box, onLeave);

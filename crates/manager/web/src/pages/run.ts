@@ -1,11 +1,23 @@
 // The results page of a run: state and control, per-device counters and
 // the status log (both polled live), the files with download links, and
-// live plots of the experiment's streams.
+// live plots of the experiment's streams with the run's events (start,
+// pause, resume, stop, devices down and up) drawn on them; times
+// relative to the run count from its first start.
+
+/** What `GET /runs/{id}/events` answers. */
+interface RunEvents {
+  start_unix_s: number | null;
+  events: { time_unix_s: number; kind: string; device: number | null; message: string }[];
+  devices: { device: number; name: string; status: string; down_since_unix_s: number | null }[];
+}
 
 import { get, asList, errorText } from "../api";
 import { counterTable, type CounterRow, type DeviceStatus } from "../countertable";
 import { h, Message, replace, fmtBytes, fmtTime } from "../dom";
-import { plotPanel } from "../plotpanel";
+import { plotPanel, type PanelHandle } from "../plotpanel";
+import { setDefinitionDomain } from "../plotexport";
+import type { RunMark } from "../plotmarks";
+import { fmtInstant, onTimeChange, setTimeOrigin, timeMode, timeOrigin } from "../timefmt";
 import { runButtons, stateBadge } from "../runctl";
 import type { CaptureConfig, Device, Experiment, PageCtx, Run, RunFile } from "../types";
 
@@ -113,10 +125,15 @@ export async function runPage({ app, params, onLeave }: PageCtx): Promise<void> 
     }
   }
 
+  let shownFiles = "";
   async function loadFiles(): Promise<void> {
     try {
       const list = asList<RunFile>(await get<unknown>(`/runs/${id}/files`), "files");
       list.sort((a, b) => a.device - b.device || a.name.localeCompare(b.name));
+      // Rebuilt only when something shown changed (a link being clicked stays).
+      const seen = JSON.stringify(list) + fmtTime(0);
+      if (seen === shownFiles) return;
+      shownFiles = seen;
       replace(files, list.length === 0
         ? h("p", { class: "muted" }, "No files yet.")
         : h("table", { class: "data", id: "file-table" },
@@ -132,13 +149,46 @@ export async function runPage({ app, params, onLeave }: PageCtx): Promise<void> 
     }
   }
 
-  await refresh();
+  // The run's events for the plots, and whether its devices are up.
+  let marks: RunMark[] = [];
+  let down: string | null = null;
+  let panel: PanelHandle | null = null;
+  setTimeOrigin(run.created_unix_s);
+  onLeave(() => setTimeOrigin(null));
+  async function loadEvents(): Promise<void> {
+    try {
+      const ev = await get<RunEvents>(`/runs/${id}/events`);
+      marks = ev.events.map((e) => ({ t: e.time_unix_s, kind: e.kind, label: e.kind.replace("_", " ") }));
+      const gone = ev.devices.filter((d) => d.status === "down");
+      down = gone.length
+        ? gone.map((d) => `device ${d.name} is down${d.down_since_unix_s !== null ? ` since ${fmtInstant(d.down_since_unix_s)}` : ""}`).join("; ")
+        : null;
+      setTimeOrigin(ev.start_unix_s ?? run.created_unix_s);
+      panel?.refresh();
+    } catch {
+      // the next poll tries again; the plots keep what they drew
+    }
+  }
+  // Times are written again when what they are written as changes.
+  const timeKey = (): string => (timeMode() === "relative" ? `relative@${timeOrigin()}` : timeMode());
+  let lastKey = timeKey();
+  onLeave(onTimeChange(() => {
+    if (timeKey() === lastKey) return;
+    lastKey = timeKey();
+    void refresh();
+    void loadFiles();
+  }));
+  if (exp) setDefinitionDomain(exp.domain);
+
+  await Promise.all([refresh(), loadEvents()]);
   void loadFiles();
   const t1 = window.setInterval(() => void refresh(), 1000);
   const t2 = window.setInterval(() => void loadFiles(), 5000);
+  const t3 = window.setInterval(() => void loadEvents(), 2000);
   onLeave(() => {
     window.clearInterval(t1);
     window.clearInterval(t2);
+    window.clearInterval(t3);
   });
-  await plotPanel(run.experiment, plots, onLeave);
+  panel = await plotPanel(run.experiment, plots, onLeave, { marks: () => marks, health: () => down });
 }

@@ -1,0 +1,57 @@
+// The one time format of the UI (src/timefmt.ts) and the gap widening of
+// the plots (src/plotgaps.ts), bundled by esbuild as the front end is.
+// Local time is checked in the browser test (its time zone is set there).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+async function load(file) {
+  const built = await esbuild.build({ entryPoints: [join(here, "..", "src", file)], bundle: true, format: "esm", write: false, logLevel: "silent" });
+  return import("data:text/javascript," + encodeURIComponent(built.outputFiles[0].text));
+}
+// timefmt keeps the mode in localStorage; node has none by default.
+globalThis.localStorage ??= { getItem: () => null, setItem: () => {} };
+const t = await load("timefmt.ts");
+
+const T = Date.UTC(2026, 10, 28, 21, 2, 43, 250) / 1000;
+
+test("UTC: ISO-like with Z, decimals on demand", () => {
+  t.setTimeMode("utc");
+  assert.equal(t.fmtInstant(T), "2026-11-28 21:02:43Z");
+  assert.equal(t.fmtInstant(T, 3), "2026-11-28 21:02:43.250Z");
+  assert.equal(t.fmtInstant(null), "—");
+  assert.equal(t.isoUtc(T), "2026-11-28T21:02:43.250Z");
+});
+
+test("relative to the run start, and UTC while there is no start", () => {
+  t.setTimeMode("relative");
+  t.setTimeOrigin(null);
+  assert.equal(t.fmtInstant(T), "2026-11-28 21:02:43Z");
+  t.setTimeOrigin(T - 3723.5);
+  assert.equal(t.fmtInstant(T), "+1:02:03");
+  assert.equal(t.fmtInstant(T, 1), "+1:02:03.5");
+  assert.equal(t.fmtInstant(T - 3725), "-0:00:01");
+  assert.equal(t.fmtInstant(T + 86400), "+1d 01:02:03");
+  t.setTimeOrigin(null);
+});
+
+test("axis ticks: the date once, then the clock; decimals from the step", () => {
+  t.setTimeMode("utc");
+  const day = Date.UTC(2026, 10, 28, 23, 59, 58) / 1000;
+  assert.deepEqual(t.timeTicks([day, day + 1, day + 2], 1), ["2026-11-28 23:59:58Z", "23:59:59Z", "2026-11-29 00:00:00Z"]);
+  assert.deepEqual(t.timeTicks([day, day + 0.25], 0.25), ["2026-11-28 23:59:58.00Z", "23:59:58.25Z"]);
+  assert.deepEqual(t.timeTicks([day, day + 0.5], 0.5), ["2026-11-28 23:59:58.0Z", "23:59:58.5Z"]);
+  assert.equal(t.digitsFor(0.001), 3);
+  assert.equal(t.digitsFor(5), 0);
+});
+
+test("a sender's gap spans the other senders' rows in between", async () => {
+  const { widenGaps } = await load("plotgaps.ts");
+  const col = [1, undefined, 2, undefined, null, undefined, 3, undefined];
+  widenGaps(col);
+  assert.deepEqual(col, [1, undefined, 2, null, null, null, 3, undefined]);
+});
