@@ -6,6 +6,7 @@ pub mod access;
 pub mod admin;
 pub mod claim;
 pub mod configs;
+pub mod dashboards;
 pub mod data;
 pub mod devices;
 pub mod experiments;
@@ -108,6 +109,11 @@ pub fn routes() -> Router<Arc<App>> {
             get(data::download),
         )
         .route("/api/v1/experiments/{id}/streams", get(data::streams))
+        .route("/api/v1/experiments/{id}/dashboards", get(dashboards::list))
+        .route(
+            "/api/v1/experiments/{id}/dashboards/{name}",
+            axum::routing::put(dashboards::put).delete(dashboards::remove),
+        )
         .route("/api/v1/experiments/{id}/query/{*rest}", get(data::query))
         .route("/api/v1/audit", get(admin::audit))
         .route("/api/v1/openapi.json", get(openapi::serve))

@@ -69,6 +69,9 @@ use crate::db::users::{Role, User};
         super::runs::files,
         super::data::download,
         super::data::streams,
+        super::dashboards::list,
+        super::dashboards::put,
+        super::dashboards::remove,
         super::data::query,
         super::admin::audit
     ),
@@ -105,6 +108,8 @@ use crate::db::users::{Role, User};
         super::runs::RunLog,
         super::runs::RunFile,
         super::runevents::PlotEvent,
+        crate::db::dashboards::Dashboard,
+        super::dashboards::DashboardInput,
         super::runevents::DeviceState,
         super::runevents::RunEvents,
         AuditEntry

@@ -140,6 +140,8 @@ pub fn update(c: &Conn<'_>, id: i64, version: i64, e: &Experiment) -> Result<boo
 pub fn delete(c: &Conn<'_>, id: i64) -> Result<u64> {
     c.execute("DELETE FROM runs WHERE experiment = ?1", [id])?;
     c.execute("DELETE FROM configs WHERE experiment = ?1", [id])?;
+    // Named, not left to the cascade: a later experiment may get this id.
+    c.execute("DELETE FROM dashboards WHERE experiment = ?1", [id])?;
     c.execute("DELETE FROM experiments WHERE id = ?1", [id])
 }
 

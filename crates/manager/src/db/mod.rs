@@ -21,6 +21,7 @@
 
 pub mod audit;
 pub mod configs;
+pub mod dashboards;
 pub mod devices;
 pub mod experiments;
 pub mod migrations;

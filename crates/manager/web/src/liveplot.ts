@@ -52,6 +52,8 @@ export interface PlotSpec {
   fields: string[];
   /** Unset: rate when every field is a counter, else none. */
   derive?: Derive;
+  /** Senders shown at first (the others hidden in the legend); unset or empty: all. */
+  senders?: number[];
 }
 
 /** What a plot asks of the page around it. */
@@ -477,8 +479,11 @@ export class LivePlot {
       const y2 = new Set(this.y2Fields());
       keys.forEach((key, i) => {
         const f = this.seriesFields[i]!;
+        const sender = this.seriesSenders[i]!;
+        const only = this.spec.senders ?? [];
         u.addSeries({
           label: key,
+          show: !only.length || sender < 0 || only.includes(sender),
           scale: y2.has(f) ? "y2" : "y",
           value: (_u, v) => (v === null || v === undefined ? "—" : siFormat(v, this.unitOf(f))),
           stroke: PALETTE[i % PALETTE.length]!,

@@ -5,10 +5,11 @@
 // list is asked again every few seconds, so streams that appear during a
 // run can be plotted without reloading, and the row counts stay current.
 
-import { get, asList, errorText } from "./api";
+import { get, put, asList, errorText } from "./api";
 import { h, replace } from "./dom";
 import { LivePlot, type PlotEnv, type PlotSpec } from "./liveplot";
-import { timeModeSelect } from "./timefmt";
+import { setTimeMode, timeModeSelect, type TimeMode } from "./timefmt";
+import { definitionError, type PlotDefinition } from "./plotexport";
 import type { RunMark } from "./plotmarks";
 import type { StreamInfo } from "./types";
 
@@ -56,7 +57,11 @@ export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: ()
   const area = h("div", { class: "plots", id: "plots" });
   const chooser = h("div", { class: "card plot-chooser", id: "plot-chooser" }, h("p", { class: "muted" }, "Loading the experiment's streams…"));
   const timeSel = timeModeSelect(onLeave);
-  const timeBar = h("div", { class: "inline time-bar" }, h("label", { for: "time-mode" }, "Times "), timeSel);
+  const dashSel = h("select", { id: "dash-select", title: "open a saved dashboard (its plots replace these)" });
+  const dashMsg = h("span", { class: "muted", id: "dash-msg" });
+  const saveBtn = h("button", { type: "button", id: "dash-save", title: "save these plots as a dashboard of the experiment" }, "Save as dashboard…");
+  const timeBar = h("div", { class: "inline time-bar" }, h("label", { for: "time-mode" }, "Times "), timeSel,
+    h("label", { for: "dash-select" }, " Dashboard "), dashSel, saveBtn, " ", dashMsg);
   box.append(timeBar, chooser, area);
   onLeave(() => {
     for (const p of plots) p.close();
@@ -92,9 +97,61 @@ export async function plotPanel(expId: number, box: HTMLElement, onLeave: (f: ()
   const handle: PanelHandle = { plots, add: (s) => add(s), refresh: () => plots.forEach((p) => p.refresh()) };
 
   // Plots named in the URL start at once, before the stream list arrives.
-  for (const v of new URLSearchParams(location.search).getAll("plot")) {
+  const named = new URLSearchParams(location.search).getAll("plot");
+  for (const v of named) {
     const spec = parsePlotParam(v);
     if (spec) add(spec, false);
+  }
+
+  // Dashboards: saved lists of plot definitions; without plots in the
+  // URL, the last saved one (or `?dashboard=NAME`) is opened.
+  let dashboards: { name: string; plots: PlotDefinition[] }[] = [];
+  const open = (name: string): void => {
+    const d = dashboards.find((x) => x.name === name);
+    if (!d) return;
+    for (const p of plots) {
+      p.close();
+      p.el.remove();
+    }
+    plots.length = 0;
+    const ok = d.plots.filter((p) => definitionError(p) === null);
+    if (ok[0]?.timeaxis) setTimeMode(ok[0].timeaxis as TimeMode);
+    for (const def of ok) add({ stream: def.stream, fields: def.fields, derive: def.derive, senders: def.senders }, false);
+    const q = new URLSearchParams(location.search);
+    q.set("dashboard", name);
+    history.replaceState(null, "", `${location.pathname}?${q}`);
+    syncUrl();
+    dashSel.value = name;
+    dashMsg.textContent = ok.length < d.plots.length ? `${d.plots.length - ok.length} plot(s) of ${name} could not be read` : "";
+  };
+  const loadDashboards = async (): Promise<void> => {
+    dashboards = asList<{ name: string; plots: PlotDefinition[] }>(await get<unknown>(`/experiments/${expId}/dashboards`));
+    const chosen = dashSel.value;
+    replace(dashSel, h("option", { value: "" }, dashboards.length ? "—" : "none saved"), dashboards.map((d) => h("option", { value: d.name }, d.name)));
+    dashSel.value = dashboards.some((d) => d.name === chosen) ? chosen : "";
+  };
+  dashSel.addEventListener("change", () => dashSel.value && open(dashSel.value));
+  saveBtn.addEventListener("click", () => {
+    if (!plots.length) {
+      dashMsg.textContent = "add plots first";
+      return;
+    }
+    const name = prompt("Save these plots as the dashboard named:", dashSel.value || "main");
+    if (!name) return;
+    void put(`/experiments/${expId}/dashboards/${encodeURIComponent(name)}`, { plots: plots.map((p) => p.definition()) })
+      .then(async () => {
+        await loadDashboards();
+        dashSel.value = name;
+        dashMsg.textContent = `saved as ${name}`;
+      })
+      .catch((e) => (dashMsg.textContent = `not saved: ${errorText(e)}`));
+  });
+  try {
+    await loadDashboards();
+    const wanted = new URLSearchParams(location.search).get("dashboard");
+    if (!named.length && dashboards.length) open(wanted && dashboards.some((d) => d.name === wanted) ? wanted : dashboards[0]!.name);
+  } catch (e) {
+    dashMsg.textContent = `dashboards: ${errorText(e)}`;
   }
 
   const streamSel = h("select", { id: "plot-stream" });

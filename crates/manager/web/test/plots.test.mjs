@@ -5,8 +5,9 @@
 // the lines, two senders are two series with legend toggles, fields of
 // different units get a second y axis, times follow the page's UTC /
 // local / relative switch, the run's start, pause, resume and stop are
-// drawn on the plot, PNG, SVG and the definition are exported, and the
-// device going down is said in place of "live".
+// drawn on the plot, PNG, SVG and the definition are exported, the plots
+// are saved as a dashboard and restored on a fresh page, and the device
+// going down is said in place of "live".
 //
 // The measurements come from two senders speaking OMSP text (as a client
 // library would) with `unit` and `kind` metadata.
@@ -101,7 +102,7 @@ describe("run page plots", { skip: why ?? false }, () => {
     if (dir) removeDir(dir);
   });
 
-  test("streams appear live; rates, gaps, senders, second axis, time modes, run events, exports, device down", async () => {
+  test("streams appear live; rates, gaps, senders, second axis, time modes, run events, exports, dashboards, device down", async () => {
     const t0 = Date.now();
     // Local time is India's (+05:30, no summer time): a fixed offset to look for.
     const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true, timezoneId: "Asia/Kolkata" });
@@ -222,6 +223,20 @@ describe("run page plots", { skip: why ?? false }, () => {
     await until("V ticks on the second axis", async () => JSON.parse((await p.getAttribute(B, "data-y2-ticks")) || "[]").some((t) => / V$/.test(t)));
     assert.ok(JSON.parse(await p.getAttribute(B, "data-y-ticks")).every((t) => / (k|M)?B$/.test(t)), await p.getAttribute(B, "data-y-ticks"));
     await screenshot(p, "run-plots");
+
+    // A dashboard of these two plots, saved on the server and restored on a fresh page.
+    p.once("dialog", (d) => d.accept("overview"));
+    await p.click("#dash-save");
+    await p.waitForSelector("#dash-msg:has-text('saved as overview')");
+    const saved = await (await fetch(`${manager.url}/api/v1/experiments/${ids.exp}/dashboards`, { headers: { Cookie: await cookie(ctx) } })).json();
+    assert.deepEqual(saved.map((d) => [d.name, d.plots.map((x) => [x.fields.join(","), x.derive, x.senders])]),
+      [["overview", [["bytes", "none", [1]], ["bytes,volts", "none", []]]]]);
+    await p.goto(`${manager.url}/runs/${ids.run}`);
+    await until("the dashboard's plots restored", async () => (await p.$$("div.plot")).length === 2 && Number(await p.getAttribute(A, "data-points")) > 0);
+    assert.equal(await p.inputValue("#dash-select"), "overview");
+    assert.equal(await p.getAttribute(A, "data-derive"), "none");
+    await until("sender 2 hidden as saved", async () => JSON.parse((await p.getAttribute(A, "data-hidden")) || "[]").includes("bytes @2"));
+    assert.equal(await p.getAttribute(B, "data-y2"), "volts");
 
     // The device goes away: the plots say so instead of "live".
     await capture.proc.stop();
