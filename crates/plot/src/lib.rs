@@ -182,6 +182,8 @@ fn format_of(args: &PlotArgs) -> Result<Format> {
 
 /// Runs `streamgauge plot`: Ok(true) once the figure and its CSV are written.
 pub fn run(args: &PlotArgs) -> Result<bool> {
+    // Before anything starts a thread (see the function).
+    timeaxis::remember_local_offset();
     let format = format_of(args)?;
     for (name, v) in [("--width", args.width), ("--height", args.height)] {
         if !(SIZE_RANGE.0..=SIZE_RANGE.1).contains(&v) {

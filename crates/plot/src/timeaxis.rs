@@ -7,6 +7,8 @@
 //! computed here, before drawing, so a local-time offset that cannot be
 //! read is an error rather than a wrong label.
 
+use std::sync::OnceLock;
+
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
@@ -132,11 +134,31 @@ fn iso(unix: f64, offset: UtcOffset, step: f64) -> String {
     format!("{date}T{hm}:{sec}{zone}")
 }
 
+/// This machine's UTC offset read while the process was still
+/// single-threaded (see [`remember_local_offset`]).
+static LOCAL_NOW: OnceLock<UtcOffset> = OnceLock::new();
+
+/// Reads this machine's current UTC offset and keeps it for labels. The
+/// `time` crate reads the zone only while the process has one thread (the
+/// C library's reader is not thread-safe), so `streamgauge plot` calls
+/// this first; an instant whose own offset cannot be read later (after
+/// the HTTP client started a thread) is labelled with this one.
+pub fn remember_local_offset() {
+    if let Ok(o) = UtcOffset::current_local_offset() {
+        let _ = LOCAL_NOW.set(o);
+    }
+}
+
 /// The UTC offset of this machine at `unix` seconds.
 fn local_offset(unix: f64) -> Result<UtcOffset, LocalOffsetError> {
     let t = OffsetDateTime::from_unix_timestamp(unix.floor() as i64)
         .map_err(|e| LocalOffsetError(e.to_string()))?;
-    UtcOffset::local_offset_at(t).map_err(|e| LocalOffsetError(e.to_string()))
+    UtcOffset::local_offset_at(t).or_else(|e| {
+        LOCAL_NOW
+            .get()
+            .copied()
+            .ok_or_else(|| LocalOffsetError(e.to_string()))
+    })
 }
 
 /// Ticks for points from `t0` to `t1` (Unix seconds) with room for
