@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     a.add_argument("--alpha", type=float, default=0.05)
     a.add_argument("--permutations", type=int, default=9999)
     a.add_argument("--resamples", type=int, default=9999,
-                   help="bootstrap resamples (BCa intervals, used from 40 runs per cell on)")
+                   help="bootstrap resamples (BCa intervals, used from 50 runs per cell on)")
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--strata", help="comma-separated factors within whose level combinations the permutation ANOVA "
                    "permutes residuals, or 'none' (default: every factor but the treatment)")
