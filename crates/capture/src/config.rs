@@ -15,9 +15,10 @@
 
 use crate::anon::AddrFields;
 use crate::cut::Field;
-use crate::filter::{combine, FilterError, Shortcuts};
+use crate::filter::{combine, Filter, FilterError, Shortcuts};
 use crate::flow::FlowConfig;
 use crate::ipfix::{IpfixTarget, TimeResolution};
+use crate::linktype::LinkType;
 use crate::output::{FileFormat, Quota, Rollover};
 use crate::sample::Sampling;
 use serde::{Deserialize, Serialize};
@@ -174,7 +175,36 @@ impl SessionConfig {
     }
 
     /// Checks values (no I/O; the filter is compiled by libpcap in memory).
+    /// The source is not known yet, so the filter must compile for at
+    /// least one link type the pipeline parses (Ethernet's error is
+    /// returned otherwise); [`SessionConfig::validate_for`] checks it for
+    /// the source's own once that is known.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_values()?;
+        let expr = self.filter_expression()?;
+        match Filter::compile_for(&expr, LinkType::Ethernet) {
+            Ok(_) => Ok(()),
+            Err(_)
+                if LinkType::ALL
+                    .iter()
+                    .any(|&l| Filter::compile_for(&expr, l).is_ok()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Checks values and compiles the filter for a source of link type `link`.
+    pub fn validate_for(&self, link: LinkType) -> Result<(), ConfigError> {
+        self.validate_values()?;
+        Filter::compile_for(&self.filter_expression()?, link)?;
+        Ok(())
+    }
+
+    /// Checks every value but the filter (which the session compiles for
+    /// its source's link type itself).
+    pub fn validate_values(&self) -> Result<(), ConfigError> {
         let bad = |field, reason: String| Err(ConfigError::Invalid { field, reason });
         let n = &self.name;
         if n.is_empty()
@@ -239,7 +269,6 @@ impl SessionConfig {
                 "at most one pcap/pcapng output per session".into(),
             );
         }
-        crate::filter::Filter::compile(&self.filter_expression()?)?;
         Ok(())
     }
 }

@@ -1,7 +1,9 @@
 //! Snap length, header-only capture and header field selection.
 //!
-//! *Header-only* keeps the Ethernet, VLAN, IP (with IPv6 extension headers)
-//! and TCP/UDP/ICMP headers and cuts the payload. A *field selection* keeps
+//! *Header-only* keeps the link-layer headers (Ethernet and VLAN tags, the
+//! cooked or loopback header, radiotap and the 802.11 MAC and LLC/SNAP
+//! headers), the IP header (with IPv6 extension headers) and the
+//! TCP/UDP/ICMP header, and cuts the payload. A *field selection* keeps
 //! only the listed header fields and writes zeros over the others, so that
 //! the stored frame keeps its layout and every file stays valid pcap. The
 //! structural fields a decoder needs (EtherType, VLAN TPID, IP version and
@@ -16,7 +18,8 @@ use serde::{Deserialize, Serialize};
 /// A selectable header field. Names as in configuration files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Field {
-    /// Ethernet source and destination MAC addresses.
+    /// Link-layer addresses: Ethernet source and destination MACs, the
+    /// source address of a Linux cooked header, the 802.11 addresses.
     #[serde(rename = "eth.addrs")]
     EthAddrs,
     /// VLAN tag control information (priority and VLAN ID) of every tag.
@@ -144,11 +147,13 @@ impl Cutter {
             return;
         }
         if !f.has(Field::EthAddrs) {
-            zero(buf, 0, 12);
+            for (from, to) in p.link_addrs {
+                zero(buf, from, to);
+            }
         }
         if !f.has(Field::VlanId) {
             for i in 0..usize::from(p.vlan_count) {
-                zero(buf, 14 + 4 * i, 16 + 4 * i);
+                zero(buf, p.vlan_at + 4 * i, p.vlan_at + 2 + 4 * i);
             }
         }
         let Some(l3) = p.l3 else { return };

@@ -4,6 +4,7 @@
 
 use crate::counters::Counters;
 use crate::filter::Filter;
+use crate::linktype::LinkType;
 use crate::packet::Parsed;
 use crate::session::{Session, SessionError};
 use std::collections::HashMap;
@@ -23,8 +24,8 @@ pub struct Demux {
     sessions: Vec<Session>,
     /// Filter groups.
     groups: Vec<Group>,
-    /// Expression -> group index.
-    by_expr: HashMap<String, usize>,
+    /// (link type, expression) -> group index.
+    by_expr: HashMap<(LinkType, String), usize>,
     /// Packets read.
     packets: u64,
 }
@@ -37,7 +38,7 @@ impl Demux {
 
     /// Adds a session; sessions with the same filter expression share its evaluation.
     pub fn add(&mut self, s: Session) {
-        let expr = s.filter().expression().to_string();
+        let expr = (s.filter().link(), s.filter().expression().to_string());
         let idx = self.sessions.len();
         match self.by_expr.get(&expr) {
             Some(&g) => self.groups[g].members.push(idx),
@@ -88,15 +89,21 @@ impl Demux {
     /// Hands one frame to every matching session.
     pub fn process(&mut self, ts_ns: u64, frame: &[u8], wire_len: u32) {
         self.packets += 1;
-        let mut parsed: Option<Parsed> = None;
+        // One source has one link type: the frame is parsed once.
+        let mut parsed: Option<(LinkType, Parsed)> = None;
         for g in &self.groups {
             let hit = g.filter.matches(frame, wire_len);
+            let link = g.filter.link();
             for &i in &g.members {
                 let s = &mut self.sessions[i];
                 s.count_seen();
                 if hit {
-                    let p = parsed.get_or_insert_with(|| Parsed::ethernet(frame));
-                    s.process_matched(ts_ns, frame, wire_len, p);
+                    let p = match parsed {
+                        Some((l, p)) if l == link => p,
+                        _ => Parsed::parse(link, frame),
+                    };
+                    parsed = Some((link, p));
+                    s.process_matched(ts_ns, frame, wire_len, &p);
                 }
             }
         }

@@ -1,8 +1,13 @@
 //! Filters: libpcap expressions compiled to cBPF, plus the GIMS shortcuts.
 //!
 //! The expression is compiled once by libpcap (`pcap_compile` on a dead
-//! Ethernet handle, snap length 65535, optimiser on) and the resulting
-//! program runs in our own interpreter ([`crate::bpf`]) for every packet.
+//! handle of the source's link type, snap length 65535, optimiser on) and
+//! the resulting program runs in our own interpreter ([`crate::bpf`]) for
+//! every packet. Compiling for the source's link type is what makes `udp`
+//! match UDP datagrams on a tun device (raw IP) or in an 802.11 capture:
+//! libpcap knows where each link type keeps the network protocol, and an
+//! expression a link type cannot express (`ether host` on raw IP) is
+//! refused with libpcap's message.
 //!
 //! The GIMS capture form offered typed shortcuts instead of an expression;
 //! [`Shortcuts::to_expression`] translates them as follows, joining the
@@ -22,6 +27,7 @@
 //! parentheses.
 
 use crate::bpf::{Insn, Program, ValidateError};
+use crate::linktype::LinkType;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
@@ -29,10 +35,12 @@ use std::net::IpAddr;
 #[derive(Debug, thiserror::Error)]
 pub enum FilterError {
     /// libpcap refused the expression; `message` is libpcap's own text.
-    #[error("invalid filter expression {expression:?}: {message}")]
+    #[error("invalid filter expression {expression:?} for link type {link}: {message}")]
     Syntax {
         /// The expression given to libpcap.
         expression: String,
+        /// The link type it was compiled for.
+        link: LinkType,
         /// libpcap's error message.
         message: String,
     },
@@ -183,30 +191,59 @@ pub struct Filter {
     expression: String,
     /// The compiled program; `None` accepts every packet.
     program: Option<Program>,
+    /// The link type of the frames the program reads.
+    link: LinkType,
 }
 
 impl Filter {
-    /// A filter accepting every packet.
+    /// A filter accepting every packet (of an Ethernet source).
     pub fn accept_all() -> Filter {
         Filter {
             expression: String::new(),
             program: None,
+            link: LinkType::Ethernet,
         }
     }
 
     /// Compiles a libpcap expression for Ethernet frames.
     pub fn compile(expression: &str) -> Result<Filter, FilterError> {
+        Filter::compile_for(expression, LinkType::Ethernet)
+    }
+
+    /// Compiles a libpcap expression for frames of link type `link`.
+    pub fn compile_for(expression: &str, link: LinkType) -> Result<Filter, FilterError> {
+        let dead =
+            pcap::Capture::dead(pcap::Linktype(link.dlt())).map_err(|e| FilterError::Syntax {
+                expression: expression.trim().to_string(),
+                link,
+                message: e.to_string(),
+            })?;
+        Filter::compile_on(expression, link, &dead)
+    }
+
+    /// Compiles a libpcap expression on an open handle of link type
+    /// `link`. A capture file's own handle compiles exactly as tcpdump
+    /// reading it does: for BSD loopback files, libpcap matches every
+    /// system's IPv6 family number and the file's byte order, where a
+    /// handle without a file uses this host's.
+    pub fn compile_on<T: pcap::Activated + ?Sized>(
+        expression: &str,
+        link: LinkType,
+        handle: &pcap::Capture<T>,
+    ) -> Result<Filter, FilterError> {
         let expression = expression.trim();
         if expression.is_empty() {
-            return Ok(Filter::accept_all());
+            return Ok(Filter {
+                link,
+                ..Filter::accept_all()
+            });
         }
         let syntax = |message: String| FilterError::Syntax {
             expression: expression.to_string(),
+            link,
             message,
         };
-        let dead =
-            pcap::Capture::dead(pcap::Linktype::ETHERNET).map_err(|e| syntax(e.to_string()))?;
-        let prog = dead
+        let prog = handle
             .compile(expression, true)
             .map_err(|e| syntax(e.to_string()))?;
         let mut insns = Vec::new();
@@ -227,7 +264,13 @@ impl Filter {
         Ok(Filter {
             expression: expression.to_string(),
             program: Some(Program::new(insns)?),
+            link,
         })
+    }
+
+    /// The link type the filter was compiled for.
+    pub fn link(&self) -> LinkType {
+        self.link
     }
 
     /// The expression this filter was compiled from ("" accepts all).

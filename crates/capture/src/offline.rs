@@ -1,9 +1,16 @@
 //! Offline mode: run sessions over a pcap or pcapng file (read with
 //! libpcap at nanosecond precision), reproducibly.
+//!
+//! The file's link type (its pcap header, or its pcapng interface
+//! description blocks, which libpcap requires to agree) is the source's:
+//! filters are compiled for it and output files carry it. A link type the
+//! pipeline does not parse is refused before any session starts.
 
 use crate::config::SessionConfig;
 use crate::counters::Counters;
 use crate::demux::Demux;
+use crate::filter::Filter;
+use crate::linktype::{LinkType, LinkTypeError};
 use crate::session::{Session, SessionEnv, SessionError};
 use std::path::Path;
 
@@ -18,13 +25,13 @@ pub enum OfflineError {
         /// libpcap's message.
         message: String,
     },
-    /// The file is not Ethernet.
-    #[error("{path}: link type {linktype} is not Ethernet (1)")]
+    /// The file's link type is not one the pipeline parses.
+    #[error("{path}: {source}")]
     Linktype {
         /// The input file.
         path: String,
-        /// The file's link type.
-        linktype: i32,
+        /// The link type and why it is refused.
+        source: LinkTypeError,
     },
     /// A session could not start or stop.
     #[error("session {session}: {source}")]
@@ -47,6 +54,8 @@ pub struct RunSummary {
     pub first_ns: u64,
     /// Last packet time.
     pub last_ns: u64,
+    /// The file's link type.
+    pub link: LinkType,
     /// Final counters per session, in the given order.
     pub sessions: Vec<(String, Counters)>,
 }
@@ -64,19 +73,32 @@ pub fn run_file(
     };
     let mut cap =
         pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano).map_err(read)?;
-    let lt = cap.get_datalink();
-    if lt != pcap::Linktype::ETHERNET {
-        return Err(OfflineError::Linktype {
+    let link = LinkType::from_number(cap.get_datalink().0 as u32).map_err(|source| {
+        OfflineError::Linktype {
             path: path.display().to_string(),
-            linktype: lt.0,
-        });
-    }
+            source,
+        }
+    })?;
     let mut demux = Demux::new();
     let mut env = env.clone();
     env.source = path.display().to_string();
     for c in sessions {
         let name = c.name.clone();
-        let s = Session::new(c, &env).map_err(|source| OfflineError::Session {
+        // The file's own handle compiles as tcpdump reading the file does,
+        // unless libpcap has no filter code for its number (DLT 14 is raw
+        // IP only on OpenBSD): then a handle of the canonical number.
+        let own = cap.get_datalink().0 == link.dlt();
+        let filter = c
+            .filter_expression()
+            .and_then(|e| match own {
+                true => Filter::compile_on(&e, link, &cap),
+                false => Filter::compile_for(&e, link),
+            })
+            .map_err(|e| OfflineError::Session {
+                session: c.name.clone(),
+                source: e.into(),
+            })?;
+        let s = Session::with_filter(c, &env, filter).map_err(|source| OfflineError::Session {
             session: name,
             source,
         })?;
@@ -87,6 +109,7 @@ pub fn run_file(
         bytes: 0,
         first_ns: 0,
         last_ns: 0,
+        link,
         sessions: Vec::new(),
     };
     loop {

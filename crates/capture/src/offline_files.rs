@@ -130,8 +130,9 @@ impl RunSummary {
     /// one line of counters per session.
     pub fn report(&self, input: &Path) -> String {
         let mut s = format!(
-            "{}: {} packets, {} bytes, {:.3} s\n",
+            "{}: link type {}, {} packets, {} bytes, {:.3} s\n",
             input.display(),
+            self.link,
             self.packets,
             self.bytes,
             self.last_ns.saturating_sub(self.first_ns) as f64 / 1e9

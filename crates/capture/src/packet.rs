@@ -1,4 +1,10 @@
-//! Packet model: where each header of an Ethernet frame starts and ends.
+//! Packet model: where each header of a frame starts and ends.
+//!
+//! The link layer depends on the source's [`LinkType`]: Ethernet (with VLAN
+//! tags), Linux cooked v1/v2, BSD loopback, raw IP, or 802.11 data frames
+//! (behind a radiotap header or not) whose LLC/SNAP header names the
+//! network protocol. From the network layer on, every link type is parsed
+//! the same way.
 //!
 //! Parsing never copies and never panics: every read is bounds-checked, and a
 //! truncated or malformed header simply ends the parse at the last complete
@@ -13,6 +19,8 @@ pub const ETH_IPV6: u16 = 0x86dd;
 pub const ETH_VLAN: u16 = 0x8100;
 /// EtherType of an 802.1ad service VLAN tag (QinQ outer tag).
 pub const ETH_QINQ: u16 = 0x88a8;
+use crate::linktype::LinkType;
+
 /// IP protocol number of ICMP.
 pub const PROTO_ICMP: u8 = 1;
 /// IP protocol number of TCP.
@@ -84,14 +92,22 @@ pub struct L4 {
     pub header_len: usize,
 }
 
-/// Offsets of the headers of one Ethernet frame.
+/// Offsets of the headers of one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Parsed {
     /// VLAN IDs (outer first) of up to two tags; 0 when absent.
     pub vlans: [u16; 2],
     /// Number of VLAN tags seen (0..=2; further tags stop the parse).
     pub vlan_count: u8,
-    /// EtherType after the VLAN tags, 0 if the frame is shorter than 14 bytes.
+    /// Offset of the first VLAN tag's control information (TCI); tag `i`
+    /// is at `vlan_at + 4 * i`. Meaningful when `vlan_count > 0`.
+    pub vlan_at: usize,
+    /// Byte ranges holding link-layer addresses (Ethernet MACs, the cooked
+    /// header's source address, 802.11 addresses); empty ranges when none.
+    /// Field selection zeroes them unless `eth.addrs` is kept.
+    pub link_addrs: [(usize, usize); 2],
+    /// Network protocol as an EtherType (after the VLAN tags; for loopback
+    /// and raw IP the one the family or version nibble names), 0 if unknown.
     pub ethertype: u16,
     /// Network layer, when the frame carries complete IPv4/IPv6 headers.
     pub l3: Option<L3>,
@@ -106,20 +122,141 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([s[0], s[1]]))
 }
 
+fn le16(b: &[u8], at: usize) -> Option<u16> {
+    let s = b.get(at..at + 2)?;
+    Some(u16::from_le_bytes([s[0], s[1]]))
+}
+
+/// The EtherType a BSD loopback address family stands for. The family is
+/// read in either byte order (files from big- and little-endian hosts);
+/// IPv6 is any of the BSDs' numbers (24, 28, 30), as libpcap's filters on
+/// capture files and Wireshark take them.
+fn loopback_family(f: &[u8]) -> Option<u16> {
+    let s = f.get(0..4)?;
+    let le = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+    let be = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+    match le.min(be) {
+        2 => Some(ETH_IPV4),
+        24 | 28 | 30 => Some(ETH_IPV6),
+        _ => None,
+    }
+}
+
 impl Parsed {
     /// Parses an Ethernet frame. Never panics; stops at the first incomplete header.
     pub fn ethernet(frame: &[u8]) -> Parsed {
+        Parsed::parse(LinkType::Ethernet, frame)
+    }
+
+    /// Parses a frame of link type `link`. Never panics; stops at the
+    /// first incomplete header.
+    pub fn parse(link: LinkType, frame: &[u8]) -> Parsed {
         let mut p = Parsed::default();
-        let Some(mut et) = be16(frame, 12) else {
-            p.headers_end = frame.len();
-            return p;
+        match link {
+            LinkType::Ethernet => {
+                p.link_addrs[0] = (0, 12.min(frame.len()));
+                p.ether(frame, 12, 14);
+            }
+            LinkType::LinuxSll => {
+                // Packet type, ARPHRD, address length, 8 address bytes, protocol.
+                p.link_addrs[0] = (6, 14.min(frame.len()).max(6));
+                p.ether(frame, 14, 16);
+            }
+            LinkType::LinuxSll2 => {
+                // Protocol, reserved, ifindex, ARPHRD, packet type, address length, address.
+                p.link_addrs[0] = (12, 20.min(frame.len()).max(12));
+                p.ether(frame, 0, 20);
+            }
+            LinkType::Null | LinkType::Loop => match loopback_family(frame) {
+                Some(et) => p.network(frame, et, 4),
+                None => p.headers_end = frame.len().min(4),
+            },
+            LinkType::Raw => match frame.first().map(|b| b >> 4) {
+                Some(4) => p.network(frame, ETH_IPV4, 0),
+                Some(6) => p.network(frame, ETH_IPV6, 0),
+                _ => {}
+            },
+            LinkType::Ipv4 => p.network(frame, ETH_IPV4, 0),
+            LinkType::Ipv6 => p.network(frame, ETH_IPV6, 0),
+            LinkType::Ieee80211 => p.wifi(frame, 0),
+            LinkType::Radiotap => {
+                // Version 0, pad, little-endian length of the whole radiotap header.
+                match (frame.first(), le16(frame, 2)) {
+                    (Some(0), Some(len)) if usize::from(len) >= 8 => {
+                        p.wifi(frame, usize::from(len))
+                    }
+                    _ => p.headers_end = frame.len(),
+                }
+            }
+        }
+        p
+    }
+
+    /// An 802.11 frame at `at`: data frames carry an LLC/SNAP header whose
+    /// EtherType names the network protocol; other frames end the parse
+    /// after their MAC header.
+    fn wifi(&mut self, f: &[u8], at: usize) {
+        self.headers_end = f.len().min(at);
+        let (Some(&fc), Some(&flags)) = (f.get(at), f.get(at + 1)) else {
+            return;
         };
-        let mut off = 14;
+        let (ftype, subtype) = ((fc >> 2) & 3, fc >> 4);
+        // Management and data frames have a 24-byte MAC header at least;
+        // control frames vary and carry no data.
+        if ftype != 0 && ftype != 2 {
+            return;
+        }
+        let mut hdr = 24;
+        self.link_addrs[0] = (at + 4, (at + 22).min(f.len()).max(at + 4));
+        if ftype == 0 {
+            self.headers_end = f.len().min(at + hdr);
+            return;
+        }
+        if flags & 3 == 3 {
+            // To and from the distribution system: a fourth address.
+            self.link_addrs[1] = (at + 24, (at + 30).min(f.len()).max(at + 24));
+            hdr += 6;
+        }
+        if subtype & 8 != 0 {
+            // QoS control, and HT control when the order bit is set.
+            hdr += 2;
+            if flags & 0x80 != 0 {
+                hdr += 4;
+            }
+        }
+        let body = at + hdr;
+        self.headers_end = f.len().min(body);
+        // Null-function subtypes carry no body; protected bodies are encrypted.
+        if subtype & 4 != 0 || flags & 0x40 != 0 || f.len() < body {
+            return;
+        }
+        match f.get(body..body + 6) {
+            Some([0xaa, 0xaa, 0x03, 0, 0, 0]) | Some([0xaa, 0xaa, 0x03, 0, 0, 0xf8]) => {
+                self.ether(f, body + 6, body + 8)
+            }
+            _ => {}
+        }
+    }
+
+    /// An EtherType at `et_at`, its payload at `off`: VLAN tags (each
+    /// a TCI and the next EtherType), then the network layer.
+    fn ether(&mut self, frame: &[u8], et_at: usize, mut off: usize) {
+        let p = self;
+        let Some(mut et) = be16(frame, et_at) else {
+            p.headers_end = frame.len();
+            return;
+        };
+        if frame.len() < off {
+            p.ethertype = et;
+            p.headers_end = frame.len();
+            return;
+        }
+        p.vlan_at = off;
         while et == ETH_VLAN || et == ETH_QINQ {
             let (Some(tci), Some(next)) = (be16(frame, off), be16(frame, off + 2)) else {
                 p.ethertype = et;
                 p.headers_end = frame.len().min(off);
-                return p;
+                return;
             };
             if (p.vlan_count as usize) < 2 {
                 p.vlans[p.vlan_count as usize] = tci & 0x0fff;
@@ -130,14 +267,18 @@ impl Parsed {
             et = next;
             off += 4;
         }
-        p.ethertype = et;
-        p.headers_end = off;
+        p.network(frame, et, off);
+    }
+
+    /// The network protocol `et` starting at `off`.
+    fn network(&mut self, frame: &[u8], et: u16, off: usize) {
+        self.ethertype = et;
+        self.headers_end = off.min(frame.len());
         match et {
-            ETH_IPV4 => p.parse_v4(frame, off),
-            ETH_IPV6 => p.parse_v6(frame, off),
+            ETH_IPV4 => self.parse_v4(frame, off),
+            ETH_IPV6 => self.parse_v6(frame, off),
             _ => {}
         }
-        p
     }
 
     fn parse_v4(&mut self, f: &[u8], off: usize) {
@@ -340,12 +481,89 @@ pub(crate) mod tests {
         assert_eq!(p.tcp_flags(&f), 0x12);
     }
 
+    /// The IPv4/UDP datagram of [`udp4`] without its Ethernet header.
+    fn ip_udp() -> Vec<u8> {
+        udp4([10, 0, 0, 1], [10, 0, 0, 2], 1000, 53, b"hello")[14..].to_vec()
+    }
+
+    fn framed(head: &[u8]) -> Vec<u8> {
+        let mut f = head.to_vec();
+        f.extend_from_slice(&ip_udp());
+        f
+    }
+
+    #[test]
+    fn finds_ip_behind_every_link_header() {
+        let mut sll = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00];
+        let mut sll2 = vec![
+            0x08, 0x00, 0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
+        ];
+        let wifi_data = {
+            // QoS data, to and from the DS (four addresses), LLC/SNAP.
+            let mut h = vec![0x88, 0x03, 0, 0];
+            h.extend_from_slice(&[0x11; 20]); // addr1-3, sequence control
+            h.extend_from_slice(&[0x22; 6]); // addr4
+            h.extend_from_slice(&[0x05, 0x00]); // QoS control
+            h.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+            h
+        };
+        let radiotap = {
+            let mut h = vec![0, 0, 12, 0, 0x04, 0, 0, 0, 2, 0, 0, 0];
+            h.extend_from_slice(&wifi_data);
+            h
+        };
+        let cases: [(LinkType, Vec<u8>, usize); 9] = [
+            (LinkType::LinuxSll, std::mem::take(&mut sll), 16),
+            (LinkType::LinuxSll2, std::mem::take(&mut sll2), 20),
+            (LinkType::Null, vec![2, 0, 0, 0], 4),
+            (LinkType::Null, vec![0, 0, 0, 2], 4),
+            (LinkType::Loop, vec![0, 0, 0, 2], 4),
+            (LinkType::Raw, vec![], 0),
+            (LinkType::Ipv4, vec![], 0),
+            (LinkType::Ieee80211, wifi_data.clone(), 40),
+            (LinkType::Radiotap, radiotap, 52),
+        ];
+        for (link, head, at) in cases {
+            let f = framed(&head);
+            let p = Parsed::parse(link, &f);
+            let l3 = p.l3.unwrap_or_else(|| panic!("{link}: no IP"));
+            assert_eq!(l3.offset, at, "{link}");
+            assert_eq!(p.ports(&f), (1000, 53), "{link}");
+            assert_eq!(p.headers_end, at + 28, "{link}");
+        }
+        let p = Parsed::parse(LinkType::Ieee80211, &framed(&wifi_data));
+        assert_eq!(p.link_addrs, [(4, 22), (24, 30)]);
+    }
+
+    #[test]
+    fn non_ip_frames_end_after_their_link_header() {
+        // 802.11 beacon, protected data, null function; IPv6 family 10 on NULL.
+        let mut beacon = vec![0x80, 0, 0, 0];
+        beacon.extend_from_slice(&[0xff; 30]);
+        assert_eq!(Parsed::parse(LinkType::Ieee80211, &beacon).headers_end, 24);
+        let mut protected = vec![0x08, 0x41, 0, 0];
+        protected.extend_from_slice(&[0; 20]);
+        protected.extend_from_slice(&framed(&[0xaa, 0xaa, 3, 0, 0, 0, 8, 0]));
+        assert_eq!(Parsed::parse(LinkType::Ieee80211, &protected).l3, None);
+        let p = Parsed::parse(LinkType::Null, &framed(&[10, 0, 0, 0]));
+        assert_eq!((p.l3, p.headers_end), (None, 4));
+        assert_eq!(Parsed::parse(LinkType::Ipv6, &ip_udp()).l3, None);
+    }
+
     proptest! {
         #[test]
         fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..200)) {
             let p = Parsed::ethernet(&data);
             prop_assert!(p.headers_end <= data.len().max(14));
             let _ = p.ports(&data);
+            for link in LinkType::ALL {
+                let p = Parsed::parse(link, &data);
+                prop_assert!(p.headers_end <= data.len());
+                for (a, b) in p.link_addrs {
+                    prop_assert!(a <= b && b <= data.len().max(a));
+                }
+                if let Some(l4) = p.l4 { prop_assert!(l4.offset + l4.header_len <= data.len()); }
+            }
         }
 
         #[test]

@@ -15,6 +15,7 @@ use crate::filter::{Filter, FilterError};
 use crate::flowout::{Emit, FlowOutput};
 pub use crate::flowout::{FlowBatch, FlowSink};
 use crate::ipfix::ExportError;
+use crate::linktype::LinkType;
 use crate::metadata::FileMetadata;
 use crate::output::{ClosedFile, RotatingWriter, WriteError, WriterConfig, Written};
 use crate::packet::Parsed;
@@ -129,10 +130,34 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Validates `cfg` and builds the live stages (creates directories, opens exporters).
+    /// Validates `cfg` and builds the live stages (creates directories,
+    /// opens exporters) for an Ethernet source.
     pub fn new(cfg: SessionConfig, env: &SessionEnv) -> Result<Session, SessionError> {
-        cfg.validate()?;
-        let filter = Filter::compile(&cfg.filter_expression()?)?;
+        Session::new_for(cfg, env, LinkType::Ethernet)
+    }
+
+    /// Validates `cfg` and builds the live stages for a source of link
+    /// type `link`: the filter is compiled for it, frames are parsed as
+    /// it, and packet files carry it.
+    pub fn new_for(
+        cfg: SessionConfig,
+        env: &SessionEnv,
+        link: LinkType,
+    ) -> Result<Session, SessionError> {
+        let filter = Filter::compile_for(&cfg.filter_expression()?, link)?;
+        Session::with_filter(cfg, env, filter)
+    }
+
+    /// Builds a session around a filter compiled for the source (by
+    /// [`Filter::compile_for`] or, for a file, [`Filter::compile_on`] its
+    /// handle); the filter's link type is the source's.
+    pub fn with_filter(
+        cfg: SessionConfig,
+        env: &SessionEnv,
+        filter: Filter,
+    ) -> Result<Session, SessionError> {
+        cfg.validate_values()?;
+        let link = filter.link();
         let anon = match &cfg.anonymization {
             None => None,
             Some(a) => {
@@ -156,6 +181,7 @@ impl Session {
                     session: cfg.name.clone(),
                     format,
                     snaplen: cfg.snaplen,
+                    linktype: link.number(),
                     interface: env.source.clone(),
                     rollover: cfg.rollover,
                     quota: cfg.quota,
@@ -269,6 +295,11 @@ impl Session {
         &self.filter
     }
 
+    /// The link type of the source the session was built for.
+    pub fn link(&self) -> LinkType {
+        self.filter.link()
+    }
+
     /// Counters since start.
     pub fn counters(&self) -> Counters {
         self.counters
@@ -302,7 +333,7 @@ impl Session {
         if !self.filter.matches(frame, wire_len) {
             return;
         }
-        let p = Parsed::ethernet(frame);
+        let p = Parsed::parse(self.filter.link(), frame);
         self.process_matched(ts_ns, frame, wire_len, &p);
     }
 

@@ -290,7 +290,7 @@ fn offline_runs_are_reproducible() {
 fn offline_reads_pcapng_input() {
     let t = tempfile::tempdir().unwrap();
     let fmt = capture::output::FileFormat::Pcapng;
-    let mut b = fmt.header(65535, "in0");
+    let mut b = fmt.header(65535, "in0", capture::output::format::LINKTYPE_ETHERNET);
     for i in 0..10u64 {
         let f = frame4([10, 0, 0, 1], [10, 0, 0, 2], 17, 1, 2, 0, b"abc");
         fmt.record(

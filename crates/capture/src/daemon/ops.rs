@@ -159,7 +159,29 @@ impl Shared {
                 FlowSink::new(move |b| st.send_flows(&experiment, &iface, b))
             }),
         };
-        let mut session = Session::new(cfg, &env).map_err(|e| self.fail(id, e.to_string()))?;
+        // The interface's source thread first: its link type decides how
+        // the session compiles its filter, parses frames and writes files.
+        let link = {
+            let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+            if workers
+                .get(&iface)
+                .is_some_and(|w| !w.alive.load(Ordering::Acquire))
+            {
+                if let Some(mut dead) = workers.remove(&iface) {
+                    if let Some(t) = dead.thread.take() {
+                        let _ = t.join();
+                    }
+                }
+            }
+            if !workers.contains_key(&iface) {
+                let w = worker::spawn(&iface, std::sync::Arc::clone(self))
+                    .map_err(|e| OpError::Unavailable(format!("interface {iface}: {e}")))?;
+                workers.insert(iface.clone(), w);
+            }
+            workers[&iface].link
+        };
+        let mut session =
+            Session::new_for(cfg, &env, link).map_err(|e| self.fail(id, e.to_string()))?;
         // Flows of a run ended by a crash come back; from now on a checkpoint per tick.
         let flows_path = super::persist::flows_path(&self.config.data_dir, id);
         match session.keep_flow_checkpoint(flows_path) {
@@ -170,23 +192,10 @@ impl Shared {
             ),
             Err(e) => self.note(id, format!("{e}; flows are not checkpointed")),
         }
-        let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-        if workers
-            .get(&iface)
-            .is_some_and(|w| !w.alive.load(Ordering::Acquire))
-        {
-            if let Some(mut dead) = workers.remove(&iface) {
-                if let Some(t) = dead.thread.take() {
-                    let _ = t.join();
-                }
-            }
-        }
-        if !workers.contains_key(&iface) {
-            let w = worker::spawn(&iface, std::sync::Arc::clone(self))
-                .map_err(|e| OpError::Unavailable(format!("interface {iface}: {e}")))?;
-            workers.insert(iface.clone(), w);
-        }
-        let w = &workers[&iface];
+        let workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = workers.get(&iface).filter(|w| w.link == link) else {
+            return Err(self.fail(id, format!("the source thread of {iface} ended")));
+        };
         // Running before the thread sees it, so its first counters land on a running record.
         self.set(id, State::Running, None);
         let (ack, added) = oneshot::channel();

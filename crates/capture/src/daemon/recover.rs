@@ -282,6 +282,7 @@ impl Shared {
 mod tests {
     use super::*;
     use crate::ipfix::{Encoder, TimeResolution};
+    use crate::output::format::LINKTYPE_ETHERNET;
     use crate::output::FileFormat;
 
     #[test]
@@ -289,7 +290,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let cfg = SessionConfig::from_json(r#"{"name":"s","filter":"udp"}"#).unwrap();
         let ts = 1_700_000_000_000_000_000u64;
-        let mut pcap = FileFormat::Pcap.header(65535, "");
+        let mut pcap = FileFormat::Pcap.header(65535, "", LINKTYPE_ETHERNET);
         for i in 0..3 {
             FileFormat::Pcap.record(ts + i, &[7u8; 60], 60, &mut pcap);
         }

@@ -11,6 +11,7 @@ use super::registry::State;
 use super::Shared;
 use crate::counters::Counters;
 use crate::demux::Demux;
+use crate::linktype::LinkType;
 use crate::session::Session;
 use crate::source::{AfPacket, AfPacketConfig};
 use std::collections::HashMap;
@@ -54,6 +55,8 @@ pub struct Worker {
     pub alive: Arc<AtomicBool>,
     /// The thread, joined at shutdown.
     pub thread: Option<JoinHandle<()>>,
+    /// The interface's link type: sessions on it are built for it.
+    pub link: LinkType,
 }
 
 /// Current time in ns since the epoch.
@@ -83,7 +86,7 @@ pub fn spawn(interface: &str, shared: Arc<Shared>) -> Result<Worker, String> {
             })();
             match opened {
                 Ok(src) => {
-                    let _ = ready_tx.send(Ok(()));
+                    let _ = ready_tx.send(Ok(src.link_type()));
                     run(iface, src, rx, &shared);
                 }
                 Err(e) => {
@@ -94,10 +97,11 @@ pub fn spawn(interface: &str, shared: Arc<Shared>) -> Result<Worker, String> {
         })
         .map_err(|e| format!("cannot start a source thread: {e}"))?;
     match ready_rx.recv() {
-        Ok(Ok(())) => Ok(Worker {
+        Ok(Ok(link)) => Ok(Worker {
             tx,
             alive,
             thread: Some(thread),
+            link,
         }),
         Ok(Err(e)) => {
             let _ = thread.join();

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::Path;
 
-/// Linktype of every file we write: Ethernet.
+/// Link type number of Ethernet, the default of [`FileFormat::header`]'s callers.
 pub const LINKTYPE_ETHERNET: u32 = 1;
 /// pcap magic for nanosecond timestamps.
 pub const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
@@ -16,7 +16,7 @@ pub const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
 pub enum FileFormat {
     /// Classic pcap, nanosecond magic, little-endian.
     Pcap,
-    /// pcapng with one Ethernet interface, nanosecond resolution.
+    /// pcapng with one interface (the source's link type), nanosecond resolution.
     Pcapng,
 }
 
@@ -29,8 +29,9 @@ impl FileFormat {
         }
     }
 
-    /// The file header (pcap global header; pcapng SHB + IDB).
-    pub fn header(self, snaplen: u32, if_name: &str) -> Vec<u8> {
+    /// The file header (pcap global header; pcapng SHB + IDB) for frames
+    /// of link type `linktype` (a LINKTYPE_* number).
+    pub fn header(self, snaplen: u32, if_name: &str, linktype: u32) -> Vec<u8> {
         let mut h = Vec::with_capacity(64);
         match self {
             FileFormat::Pcap => {
@@ -40,7 +41,7 @@ impl FileFormat {
                 h.extend_from_slice(&0i32.to_le_bytes());
                 h.extend_from_slice(&0u32.to_le_bytes());
                 h.extend_from_slice(&snaplen.to_le_bytes());
-                h.extend_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+                h.extend_from_slice(&linktype.to_le_bytes());
             }
             FileFormat::Pcapng => {
                 // Section Header Block, no options.
@@ -65,7 +66,7 @@ impl FileFormat {
                 let len = (20 + opts.len()) as u32;
                 h.extend_from_slice(&1u32.to_le_bytes());
                 h.extend_from_slice(&len.to_le_bytes());
-                h.extend_from_slice(&(LINKTYPE_ETHERNET as u16).to_le_bytes());
+                h.extend_from_slice(&(linktype as u16).to_le_bytes());
                 h.extend_from_slice(&0u16.to_le_bytes());
                 h.extend_from_slice(&snaplen.to_le_bytes());
                 h.extend_from_slice(&opts);

@@ -20,6 +20,7 @@ mod tests {
             session: "exp1".into(),
             format,
             snaplen: 65535,
+            linktype: format::LINKTYPE_ETHERNET,
             interface: "eth0".into(),
             rollover: Rollover {
                 seconds: Some(10),
@@ -135,7 +136,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         for format in [FileFormat::Pcap, FileFormat::Pcapng] {
             let p = t.path().join(format.extension());
-            let mut b = format.header(65535, "x");
+            let mut b = format.header(65535, "x", format::LINKTYPE_ETHERNET);
             for i in 0..3 {
                 format.record(1_700_000_000_000_000_000 + i, &[9u8; 61], 61, &mut b);
             }

@@ -103,6 +103,9 @@ pub struct WriterConfig {
     pub format: FileFormat,
     /// Snap length written into the file header.
     pub snaplen: u32,
+    /// Link type number (LINKTYPE_*) written into the file header: the
+    /// source's, so readers decode the frames as they were captured.
+    pub linktype: u32,
     /// Interface name recorded in pcapng.
     pub interface: String,
     /// Rollover conditions.
@@ -217,10 +220,10 @@ impl RotatingWriter {
             .mode(0o600)
             .open(&path)
             .map_err(io("create", &path))?;
-        let header = self
-            .cfg
-            .format
-            .header(self.cfg.snaplen, &self.cfg.interface);
+        let header =
+            self.cfg
+                .format
+                .header(self.cfg.snaplen, &self.cfg.interface, self.cfg.linktype);
         file.write_all(&header).map_err(io("write", &path))?;
         self.on_disk += header.len() as u64;
         self.written += header.len() as u64;
@@ -344,7 +347,7 @@ impl RotatingWriter {
         let header = if self.current.is_none() {
             self.cfg
                 .format
-                .header(self.cfg.snaplen, &self.cfg.interface)
+                .header(self.cfg.snaplen, &self.cfg.interface, self.cfg.linktype)
                 .len() as u64
         } else {
             0

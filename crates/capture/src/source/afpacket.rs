@@ -8,9 +8,18 @@
 //! in the block descriptor) are put back into the frame, so filters and files
 //! see the tags as on the wire.
 //!
+//! The interface's hardware type (`ARPHRD_*`, read back from the bound
+//! socket) gives the source's [`LinkType`] as libpcap maps it: Ethernet and
+//! loopback are Ethernet, tun, PPP, SLIP and IP tunnels are raw IP, and
+//! monitor-mode Wi-Fi is 802.11 with or without radiotap. Other hardware
+//! types are refused when the ring opens. On a loopback interface every
+//! packet passes the socket twice, once leaving and once arriving; like
+//! libpcap, the source drops the outgoing copy.
+//!
 //! Linux only; needs `CAP_NET_RAW`.
 #![allow(unsafe_code)]
 
+use crate::linktype::{LinkType, LinkTypeError};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -28,6 +37,12 @@ const TP_STATUS_KERNEL: u32 = 0;
 const TP_STATUS_USER: u32 = 1;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+/// `sll_pkttype` of a packet the host sends.
+const PACKET_OUTGOING: u8 = 4;
+/// `ARPHRD_LOOPBACK`.
+const ARPHRD_LOOPBACK: u16 = 772;
+/// Offset of the `sockaddr_ll` behind a `tpacket3_hdr` (48 bytes, 16-aligned).
+const SLL_AT: usize = 48;
 
 #[repr(C)]
 struct TpacketReq3 {
@@ -114,6 +129,9 @@ pub enum SourceError {
     /// The interface does not exist.
     #[error("AF_PACKET: no interface named {0:?}")]
     NoInterface(String),
+    /// The interface's hardware type has no link type the pipeline parses.
+    #[error(transparent)]
+    Link(#[from] LinkTypeError),
 }
 
 /// Kernel statistics accumulated since the socket was opened.
@@ -143,6 +161,10 @@ pub struct AfPacket {
     stats: SourceStats,
     /// Frame buffer for VLAN tag re-insertion.
     vlan_buf: Vec<u8>,
+    /// The interface's link type.
+    link: LinkType,
+    /// The interface is a loopback: outgoing copies are dropped.
+    loopback: bool,
 }
 
 // The ring is only touched through &mut self.
@@ -241,7 +263,7 @@ impl AfPacket {
         } else {
             ring
         };
-        let me = AfPacket {
+        let mut me = AfPacket {
             fd,
             ring: ring.cast(),
             ring_len,
@@ -249,6 +271,8 @@ impl AfPacket {
             next: 0,
             stats: SourceStats::default(),
             vlan_buf: Vec::with_capacity(65536),
+            link: LinkType::Ethernet,
+            loopback: false,
         };
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid start.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -265,6 +289,18 @@ impl AfPacket {
         if rc < 0 {
             return Err(last_err(&name, "bind"));
         }
+        // The bound address names the interface's hardware type.
+        // SAFETY: as above; the kernel fills at most `len` bytes.
+        let mut bound: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        let rc = unsafe {
+            libc::getsockname(raw, (&mut bound as *mut libc::sockaddr_ll).cast(), &mut len)
+        };
+        if rc < 0 {
+            return Err(last_err(&name, "getsockname"));
+        }
+        me.link = LinkType::from_arphrd(&name, bound.sll_hatype)?;
+        me.loopback = bound.sll_hatype == ARPHRD_LOOPBACK;
         if me.cfg.promiscuous {
             let mr = PacketMreq {
                 mr_ifindex: ifindex as i32,
@@ -283,6 +319,11 @@ impl AfPacket {
             }
         }
         Ok(me)
+    }
+
+    /// The link type of the interface's frames.
+    pub fn link_type(&self) -> LinkType {
+        self.link
     }
 
     fn block(&self, i: u32) -> *mut u8 {
@@ -338,7 +379,7 @@ impl AfPacket {
             let mut off = (base.add(16) as *const u32).read() as usize;
             let mut delivered = 0;
             for _ in 0..num {
-                if off + 40 > bs {
+                if off + SLL_AT + 12 > bs {
                     break;
                 }
                 let h = base.add(off);
@@ -351,9 +392,15 @@ impl AfPacket {
                 let mac = (h.add(24) as *const u16).read_unaligned() as usize;
                 let tci = rd(32) as u16;
                 let tpid = (h.add(36) as *const u16).read_unaligned();
-                if off + mac + snap <= bs {
+                let pkttype = *h.add(SLL_AT + 10);
+                if self.loopback && pkttype == PACKET_OUTGOING {
+                    // The same packet arrives again as incoming.
+                } else if off + mac + snap <= bs {
                     let data = std::slice::from_raw_parts(h.add(mac), snap);
-                    if status & TP_STATUS_VLAN_VALID != 0 && snap >= 12 {
+                    if status & TP_STATUS_VLAN_VALID != 0
+                        && snap >= 12
+                        && self.link == LinkType::Ethernet
+                    {
                         let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 {
                             tpid
                         } else {

@@ -130,7 +130,7 @@ pub fn frame6(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: &[u
 
 /// Writes frames as a pcap file (nanosecond timestamps, tcpdump's snap length).
 pub fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
-    let mut b = FileFormat::Pcap.header(262_144, "");
+    let mut b = FileFormat::Pcap.header(262_144, "", capture::output::format::LINKTYPE_ETHERNET);
     for (ts, f) in frames {
         FileFormat::Pcap.record(*ts, f, f.len() as u32, &mut b);
     }
