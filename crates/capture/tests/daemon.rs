@@ -276,6 +276,20 @@ fn daemon_sessions_isolation_counters_failure_shutdown() {
         .map(|v| v == (Some(100), Some(100)))
         .unwrap_or(false)
     });
+    // The counters are declared as such (metadata `kind`), so the query
+    // API can give their rates.
+    wait_for("capture_counters declared as counters", || {
+        rusqlite::Connection::open(&db)
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM _experiment_metadata WHERE subject = '.capture_counters.seen' \
+                     AND key = 'kind' AND value = 'counter'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .is_ok_and(|n| n > 0)
+    });
     let db2 = srv_dir.path().join("lab2.sq3");
     wait_for("capture_counters rows in lab2", || {
         let Ok(conn) = rusqlite::Connection::open(&db2) else {

@@ -76,6 +76,13 @@ impl Streams {
                 mp.inject_metadata("unit", "s", Some(field))?;
             }
         }
+        // The program counters only grow (until the program is reloaded):
+        // declared, so the query API can give their rates (`derive=rate`).
+        for c in Counter::ALL {
+            streams
+                .counters
+                .inject_metadata("kind", "counter", Some(c.name()))?;
+        }
         Ok(streams)
     }
 

@@ -147,4 +147,12 @@ fn delay_and_loss_streams_land_in_the_server() {
     };
     assert_eq!(unit(".inline_inline_delay.delay"), "s");
     assert_eq!(unit(".inline_inline_flow.jitter"), "s");
+    let kind: String = db
+        .query_row(
+            "SELECT value FROM _experiment_metadata WHERE subject = '.inline_inline_counters.records' AND key = 'kind'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kind, "counter", "program counters are declared as such");
 }

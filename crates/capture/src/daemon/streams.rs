@@ -146,6 +146,11 @@ impl Clients {
         let mut fields = vec![("session", OmlType::String), ("interface", OmlType::String)];
         fields.extend(COUNTER_COLUMNS.iter().map(|n| (*n, OmlType::UInt64)));
         let mp = c.add_mp("counters", &fields)?;
+        // Cumulative since the session started: declared, so the query
+        // API can give their rates (`derive=rate`) and charts plot those.
+        for name in COUNTER_COLUMNS {
+            mp.inject_metadata("kind", "counter", Some(name))?;
+        }
         let flows = c.add_mp("flow", &FLOW_COLUMNS)?;
         c.start()?;
         Ok((c, mp, flows))
