@@ -46,10 +46,52 @@ const STEPS: &[f64] = &[
     172_800.0,
     604_800.0,
     1_209_600.0,
-    2_592_000.0,
-    7_776_000.0,
-    31_536_000.0,
 ];
+
+/// Candidate steps beyond two weeks, in calendar months.
+const MONTHS: &[i64] = &[1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200];
+
+/// A month's average length, to count month ticks.
+const MONTH_SECONDS: f64 = 30.436_875 * 86_400.0;
+
+/// Ticks on the first day of every `m`-th month (months counted from
+/// year 0, so 12 gives New Year), from `t0` to `t1`, labelled as dates.
+fn month_ticks(
+    axis: TimeAxis,
+    t0: f64,
+    t1: f64,
+    m: i64,
+    offset: UtcOffset,
+) -> Result<Vec<(f64, String)>, LocalOffsetError> {
+    let start = OffsetDateTime::from_unix_timestamp(t0.floor() as i64)
+        .map_err(|e| LocalOffsetError(e.to_string()))?
+        .to_offset(offset);
+    let mut index = (start.year() as i64 * 12 + start.month() as i64 - 1).div_euclid(m) * m;
+    let mut ticks = Vec::new();
+    loop {
+        let (year, month) = (index.div_euclid(12), index.rem_euclid(12) + 1);
+        let Some(date) = i32::try_from(year).ok().and_then(|y| {
+            time::Date::from_calendar_date(y, (month as u8).try_into().ok()?, 1).ok()
+        }) else {
+            break;
+        };
+        // Midnight in the axis's zone, with the offset of that day.
+        let guess = date.midnight().assume_offset(offset).unix_timestamp() as f64;
+        let off = match axis {
+            TimeAxis::Local => local_offset(guess)?,
+            _ => offset,
+        };
+        let t = date.midnight().assume_offset(off).unix_timestamp() as f64;
+        if t > t1 {
+            break;
+        }
+        if t >= t0 {
+            ticks.push((t - t0, iso(t, off, 86_400.0)));
+        }
+        index += m;
+    }
+    Ok(ticks)
+}
 
 /// Ticks of the x axis: positions (seconds since the first point) and
 /// their labels, plus the axis description.
@@ -188,11 +230,25 @@ pub fn ticks(
         TimeAxis::Local => local_offset(t0)?,
         _ => UtcOffset::UTC,
     };
-    let step = STEPS
-        .iter()
-        .copied()
-        .find(|s| span / s <= max_ticks as f64)
-        .unwrap_or(span / max_ticks.max(1) as f64);
+    let description = match axis {
+        TimeAxis::Local if offset.is_utc() => "time (local, UTC)".to_owned(),
+        TimeAxis::Local => format!(
+            "time (local, UTC{})",
+            iso(t0, offset, 60.0).get(16..).unwrap_or("")
+        ),
+        _ => "time (UTC)".to_owned(),
+    };
+    let Some(step) = STEPS.iter().copied().find(|s| span / s <= max_ticks as f64) else {
+        let m = MONTHS
+            .iter()
+            .copied()
+            .find(|m| span / (*m as f64 * MONTH_SECONDS) <= max_ticks as f64)
+            .unwrap_or(1200);
+        return Ok(TimeTicks {
+            ticks: month_ticks(axis, t0, t1, m, offset)?,
+            description,
+        });
+    };
     // Round instants in the axis's own zone (local midnight, whole hours).
     let shift = offset.whole_seconds() as f64;
     let first = ((t0 + shift) / step).ceil() * step - shift;
@@ -207,14 +263,6 @@ pub fn ticks(
         ticks.push((t - t0, iso(t, off, step)));
         k += 1.0;
     }
-    let description = match axis {
-        TimeAxis::Local if offset.is_utc() => "time (local, UTC)".to_owned(),
-        TimeAxis::Local => format!(
-            "time (local, UTC{})",
-            iso(t0, offset, 60.0).get(16..).unwrap_or("")
-        ),
-        _ => "time (UTC)".to_owned(),
-    };
     Ok(TimeTicks { ticks, description })
 }
 
@@ -237,6 +285,13 @@ mod tests {
         let t = ticks(TimeAxis::Utc, T, T + 10.0 * 86400.0, 6).unwrap();
         assert_eq!(t.ticks[0].1, "2026-11-23");
         assert_eq!(t.label(t.ticks[1].0 + 0.1), "2026-11-25");
+        // Beyond weeks: the first of the month, every few months.
+        let t = ticks(TimeAxis::Utc, T, T + 200.0 * 86400.0, 6).unwrap();
+        let labels: Vec<&str> = t.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["2027-01-01", "2027-03-01", "2027-05-01"]);
+        let t = ticks(TimeAxis::Utc, T, T + 3.0 * 365.0 * 86400.0, 4).unwrap();
+        let labels: Vec<&str> = t.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["2027-01-01", "2028-01-01", "2029-01-01"]);
     }
 
     #[test]

@@ -458,3 +458,22 @@ fn bad_input_is_refused_with_what_to_do() {
     // A font given by --font is used for the rest of the process; go back.
     output::load_font(None).unwrap();
 }
+
+#[test]
+fn flags_are_consistent() {
+    use clap::CommandFactory;
+    #[derive(Debug, Parser)]
+    #[command(name = "plot", long_about = plot::LONG_ABOUT)]
+    struct Cli {
+        #[command(flatten)]
+        plot: PlotArgs,
+    }
+    Cli::command().debug_assert();
+    let e = Cli::try_parse_from(["plot", "d.json", "-o", "f.png"]).unwrap_err();
+    assert!(e.to_string().contains("--api"), "{e}");
+    let e = Cli::try_parse_from([
+        "plot", "d.json", "-o", "f.png", "--api", "x", "--csv-in", "y",
+    ])
+    .unwrap_err();
+    assert!(e.to_string().contains("cannot be used with"), "{e}");
+}
