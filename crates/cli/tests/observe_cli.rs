@@ -177,6 +177,18 @@ fn run_resume_analyze_report() {
         );
     }
     assert!(html.matches("<svg").count() >= 9);
+
+    // The design recommendation: 10 % at 15 % noise over 6 cells (Holm's
+    // first step) needs 57 runs per cell for 80 % power.
+    let plan = sg_env(
+        &[
+            "observe", "plan", "--effect", "0.1", "--cv", "0.15", "--cells", "6",
+        ],
+        &env,
+    );
+    ok(&plan);
+    let said = String::from_utf8_lossy(&plan.stdout);
+    assert!(said.contains("replications = 57"), "{said}");
 }
 
 #[test]

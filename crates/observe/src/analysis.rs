@@ -29,6 +29,11 @@ pub struct Analyze {
     pub resamples: u32,
     /// Seed of the permutations and resamples.
     pub seed: u64,
+    /// Factors within whose level combinations the permutation ANOVA
+    /// permutes (`None`: every factor but the treatment; empty: none).
+    pub strata: Option<Vec<String>>,
+    /// Multiplicity adjustment of the per-cell verdicts: `holm` or `fdr_bh`.
+    pub adjust: String,
 }
 
 impl Analyze {
@@ -49,6 +54,12 @@ impl Analyze {
         if let Some(b) = &self.baseline {
             argv.push(format!("--baseline={b}"));
         }
+        match &self.strata {
+            None => {}
+            Some(s) if s.is_empty() => argv.push("--strata=none".into()),
+            Some(s) => argv.push(format!("--strata={}", s.join(","))),
+        }
+        argv.push(format!("--adjust={}", self.adjust));
         argv
     }
 }

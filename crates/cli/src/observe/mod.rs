@@ -21,10 +21,14 @@ pub struct ObserveArgs {
 enum ObserveCommand {
     /// Execute a plan's runs (resumes an interrupted plan).
     Run(RunArgs),
-    /// Analyse runs.csv: ANOVA, assumption checks, permutation ANOVA, Tukey HSD, bootstrap effects.
+    /// Analyse runs.csv: ANOVA, assumption checks, permutation ANOVA within
+    /// strata, Tukey HSD or Games-Howell, effect intervals with adjusted verdicts.
     Analyze(AnalyzeArgs),
     /// Write the HTML and/or Markdown report of an analysis.
     Report(ReportArgs),
+    /// Runs per cell needed to detect an effect of a given size with a
+    /// wanted power (before writing a plan's `replications`).
+    Plan(PowerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +65,41 @@ struct AnalyzeArgs {
     /// Seed of the permutations and resamples.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// Factors within whose level combinations the permutation ANOVA
+    /// permutes, comma-separated, or `none` (default: every factor but the
+    /// treatment, so that noise differing between levels of, say, the
+    /// rate does not inflate the test's size).
+    #[arg(long, value_name = "FACTOR,...|none")]
+    strata: Option<String>,
+    /// Multiplicity adjustment of the per-cell verdicts across the cells of
+    /// a response: holm (family-wise error) or fdr_bh (false discovery rate).
+    #[arg(long, value_name = "METHOD", default_value = "holm",
+          value_parser = ["holm", "fdr_bh"])]
+    adjust: String,
+    #[command(flatten)]
+    python: PythonArg,
+}
+
+#[derive(Debug, Args)]
+struct PowerArgs {
+    /// Smallest relative difference to detect (0.05 = 5 %).
+    #[arg(long, value_name = "FRACTION")]
+    effect: f64,
+    /// Within-cell standard deviation as a fraction of the mean (the
+    /// coefficient of variation a pilot run's report gives).
+    #[arg(long, value_name = "FRACTION")]
+    cv: f64,
+    /// Wanted power.
+    #[arg(long, value_name = "P", default_value_t = 0.8)]
+    power: f64,
+    /// Significance level, before the multiplicity adjustment.
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    alpha: f64,
+    /// Cells compared to the baseline per response (instrumented levels
+    /// times the other factors' combinations); the level is Holm-adjusted
+    /// for them.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    cells: u32,
     #[command(flatten)]
     python: PythonArg,
 }
@@ -103,11 +142,27 @@ pub fn run(args: &ObserveArgs) -> Result<bool> {
                 permutations: a.permutations,
                 resamples: a.resamples,
                 seed: a.seed,
+                strata: a.strata.as_deref().map(|s| match s {
+                    "none" => Vec::new(),
+                    s => s.split(',').map(|f| f.trim().to_owned()).collect(),
+                }),
+                adjust: a.adjust.clone(),
             };
             analysis::python(&a.python.python, &analyze.argv())
         }
         ObserveCommand::Report(a) => {
             let argv = analysis::report_argv(&a.analysis, a.html.as_deref(), a.md.as_deref())?;
+            analysis::python(&a.python.python, &argv)
+        }
+        ObserveCommand::Plan(a) => {
+            let argv = [
+                "plan".to_owned(),
+                format!("--effect={}", a.effect),
+                format!("--cv={}", a.cv),
+                format!("--power={}", a.power),
+                format!("--alpha={}", a.alpha),
+                format!("--cells={}", a.cells),
+            ];
             analysis::python(&a.python.python, &argv)
         }
     }
