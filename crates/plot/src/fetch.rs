@@ -46,7 +46,19 @@ pub fn encode(s: &str) -> String {
 }
 
 fn get_json(client: &Client, path: &str) -> Result<Value, FetchError> {
-    let body = client.get(path)?;
+    let body = client.get(path).map_err(|e| match e {
+        // A 404 that is not one of the query API's own: not its base URL.
+        httpkit::client::ClientError::Status {
+            status: 404,
+            ref code,
+            ref url,
+            ..
+        } if !code.starts_with("unknown_") => FetchError::Shape {
+            url: url.clone(),
+            what: "404, no such path".to_owned(),
+        },
+        e => FetchError::Http(e),
+    })?;
     serde_json::from_str(&body).map_err(|e| FetchError::Shape {
         url: path.to_owned(),
         what: format!("not JSON: {e}"),

@@ -252,6 +252,14 @@ fn errors_name_the_field_or_the_server_answer() {
         r#"{"version":1,"domain":"lab1","stream":"ping_rtt","fields":["rtt"],"from":"yesterday"}"#,
     );
     assert!(msg.contains("400") && msg.contains("yesterday"), "{msg}");
+    let wrong_base = api.base.trim_end_matches("/api/v1");
+    let msg = fetch::fetch(
+        &httpkit::client::Client::new(wrong_base, "query API", ""),
+        &def(r#"{"version":1,"domain":"lab1","stream":"ping_rtt","fields":["rtt"]}"#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(msg.contains("http://HOST:PORT/api/v1"), "{msg}");
     let nobody = httpkit::client::Client::new("http://127.0.0.1:9", "query API", "is it running?");
     let msg = fetch::fetch(
         &nobody,
