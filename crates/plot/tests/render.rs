@@ -491,3 +491,44 @@ fn flags_are_consistent() {
     .unwrap_err();
     assert!(e.to_string().contains("cannot be used with"), "{e}");
 }
+
+/// The shape `streamgauge` wires it in: a subcommand variant.
+#[test]
+fn wires_in_as_a_subcommand() {
+    use clap::CommandFactory;
+    #[derive(Debug, clap::Subcommand)]
+    enum Command {
+        /// Render a plot definition to PNG, SVG or PDF, with the CSV of the plotted points.
+        #[command(long_about = plot::LONG_ABOUT)]
+        Plot(PlotArgs),
+    }
+    #[derive(Debug, Parser)]
+    #[command(name = "streamgauge")]
+    struct Top {
+        #[command(subcommand)]
+        command: Command,
+    }
+    Top::command().debug_assert();
+    let top = Top::try_parse_from([
+        "streamgauge",
+        "plot",
+        "d.json",
+        "--csv-in",
+        "x.csv",
+        "-o",
+        "f.svg",
+    ])
+    .unwrap();
+    let Command::Plot(args) = top.command;
+    assert_eq!(args.csv_in.as_deref(), Some(std::path::Path::new("x.csv")));
+    assert_eq!((args.width, args.height), (1000, 600));
+    let help = Top::command()
+        .find_subcommand_mut("plot")
+        .unwrap()
+        .render_long_help()
+        .to_string();
+    assert!(
+        help.contains("sender,time,field,value") && help.contains("--token-file"),
+        "{help}"
+    );
+}
