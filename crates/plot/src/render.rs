@@ -9,7 +9,7 @@ use crate::definition::{Derive, PlotDef};
 use crate::timeaxis::{self, TimeTicks};
 use crate::units::{axis_scale, plotted_unit, AxisScale};
 
-/// The family every text is drawn in (registered by [`crate::font`]).
+/// The family every text is drawn in (registered by [`crate::output::load_font`]).
 pub const FONT: &str = "sans-serif";
 
 /// Series colours: Okabe and Ito's colour-blind-safe palette (yellow,
