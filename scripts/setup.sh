@@ -39,6 +39,7 @@ APT_PACKAGES=(
     # manager browser tests: Debian's headless chromium, driven by
     # playwright-core (node and npm: see setup_web)
     chromium fonts-dejavu-core
+    poppler-utils  # streamgauge plot tests: pdfinfo and pdftotext read the PDFs it writes
     ruby libpopt-dev  # scaffold tests: the reference oml2-scaffold, popt for generated mains
     haproxy  # scale-out test: HAProxy (TCP mode) in front of two collection servers
     postgresql-15-partman  # --pg-partition: pg_partman for the PostgreSQL 15 above (tests/pg_partition.rs)

@@ -84,6 +84,9 @@ enum Command {
     /// The observer-effect toolkit: factorial experiments, their statistics and a report.
     #[command(long_about = observe::LONG_ABOUT)]
     Observe(observe::ObserveArgs),
+    /// Render a plot definition to PNG, SVG or PDF, with the CSV of the plotted points beside it.
+    #[command(long_about = plot::LONG_ABOUT)]
+    Plot(plot::PlotArgs),
     /// Write the Markdown command reference (docs/cli) from these definitions.
     #[command(hide = true)]
     GenDocs {
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Manager(args) => manager::run(&args),
         Command::Scaffold(args) => scaffold::run(&args),
         Command::Observe(args) => observe::run(&args),
+        Command::Plot(args) => plot::run(&args),
         Command::GenDocs { dir } => docs::write_all(&dir).map(|()| true),
     };
     match result {
