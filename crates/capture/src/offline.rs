@@ -33,6 +33,15 @@ pub enum OfflineError {
         /// The link type and why it is refused.
         source: LinkTypeError,
     },
+    /// A pcapng file's interfaces have different link types (libpcap reads
+    /// one link type per file).
+    #[error("{path}: its interfaces have different link types ({found}); split it per interface first, e.g. tshark -r FILE -Y 'frame.interface_id == N' -w PART")]
+    MixedLinkTypes {
+        /// The input file.
+        path: String,
+        /// The link type of each interface, in order.
+        found: String,
+    },
     /// A session could not start or stop.
     #[error("session {session}: {source}")]
     Session {
@@ -73,12 +82,35 @@ pub fn run_file(
     };
     let mut cap =
         pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano).map_err(read)?;
-    let link = LinkType::from_number(cap.get_datalink().0 as u32).map_err(|source| {
-        OfflineError::Linktype {
+    let refused = |source| OfflineError::Linktype {
+        path: path.display().to_string(),
+        source,
+    };
+    let link = LinkType::from_number(cap.get_datalink().0 as u32).map_err(refused)?;
+    // Every interface block of a pcapng file, before any session starts.
+    let io = |e: std::io::Error| OfflineError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let interfaces = pcapng_link_types(path).map_err(io)?;
+    for &n in &interfaces {
+        LinkType::from_number(n).map_err(refused)?;
+    }
+    if interfaces.iter().any(|&n| n != interfaces[0]) {
+        let found = interfaces
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| match LinkType::from_number(n) {
+                Ok(l) => format!("interface {i}: {l}"),
+                Err(_) => format!("interface {i}: {n}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(OfflineError::MixedLinkTypes {
             path: path.display().to_string(),
-            source,
-        }
-    })?;
+            found,
+        });
+    }
     let mut demux = Demux::new();
     let mut env = env.clone();
     env.source = path.display().to_string();
@@ -139,4 +171,46 @@ pub fn run_file(
         sum.sessions.push((name, c));
     }
     Ok(sum)
+}
+
+/// The link type of every interface description block of a pcapng file,
+/// in order over all its sections (empty for a pcap file). Reads block
+/// headers only and skips block bodies.
+pub fn pcapng_link_types(path: &Path) -> std::io::Result<Vec<u32>> {
+    use std::io::{BufReader, Read};
+    let mut r = BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
+    let mut out = Vec::new();
+    let mut big_endian = false;
+    let mut head = [0u8; 12];
+    let mut first = true;
+    loop {
+        match r.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(out),
+            Err(e) => return Err(e),
+        }
+        if head[0..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
+            // Section header: its byte-order magic says how to read the rest.
+            big_endian = head[8..12] == [0x1a, 0x2b, 0x3c, 0x4d];
+        } else if first {
+            return Ok(out); // not pcapng
+        }
+        first = false;
+        let word = |b: &[u8]| match big_endian {
+            true => u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+            false => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        };
+        let len = word(&head[4..8]);
+        if len < 12 || len % 4 != 0 {
+            return Ok(out); // damaged: libpcap reports it when reading
+        }
+        if word(&head[0..4]) == 1 {
+            let lt = [head[8], head[9]];
+            out.push(u32::from(match big_endian {
+                true => u16::from_be_bytes(lt),
+                false => u16::from_le_bytes(lt),
+            }));
+        }
+        r.seek_relative(i64::from(len) - 12)?;
+    }
 }

@@ -397,6 +397,33 @@ fn cut_anonymise_zero_and_flows_work_on_every_link_type() {
 }
 
 #[test]
+fn pcapng_interfaces_each_have_their_link_type() {
+    use capture::offline::pcapng_link_types;
+    assert_eq!(
+        pcapng_link_types(&vector("radiotap.pcapng")).unwrap(),
+        vec![127]
+    );
+    assert!(pcapng_link_types(&vector("raw.pcap")).unwrap().is_empty());
+    // Two interfaces of different link types (an Ethernet and a raw IP
+    // section, as mergecap writes them): refused before any session runs.
+    let t = tempfile::tempdir().unwrap();
+    let mixed = t.path().join("mixed.pcapng");
+    let a = std::fs::read(vector("sll2.pcapng")).unwrap();
+    let b = std::fs::read(vector("radiotap.pcapng")).unwrap();
+    std::fs::write(&mixed, [a, b].concat()).unwrap();
+    assert_eq!(pcapng_link_types(&mixed).unwrap(), vec![276, 127]);
+    let cfg = SessionConfig::from_json(r#"{"name":"m","outputs":[{"type":"pcap"}]}"#).unwrap();
+    let e = run_file(&mixed, vec![cfg], &env(t.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("interface 0: LINUX_SLL2 (276), interface 1: IEEE802_11_RADIO (127)"),
+        "{e}"
+    );
+    assert!(!t.path().join("m").exists(), "nothing written");
+}
+
+#[test]
 fn unknown_link_types_are_refused_by_name_and_number() {
     let t = tempfile::tempdir().unwrap();
     let f = t.path().join("usb.pcap");

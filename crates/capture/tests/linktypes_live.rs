@@ -63,7 +63,20 @@ fn loopback_keeps_each_packet_once_like_tcpdump() {
     let t = tempfile::tempdir().unwrap();
     let theirs = t.path().join("tcpdump.pcap");
     let mut tcpdump = Command::new("ip")
-        .args(["netns", "exec", &ns, "tcpdump", "-Z", "root", "--immediate-mode", "-U", "-n", "-i", "lo", "-w"])
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "tcpdump",
+            "-Z",
+            "root",
+            "--immediate-mode",
+            "-U",
+            "-n",
+            "-i",
+            "lo",
+            "-w",
+        ])
         .arg(&theirs)
         .arg("icmp")
         .stdout(Stdio::null())
@@ -77,11 +90,23 @@ fn loopback_keeps_each_packet_once_like_tcpdump() {
     );
 
     let mut d = Demux::new();
-    let cfg = SessionConfig::from_json(r#"{"name":"lo","filter":"icmp","outputs":[{"type":"pcap"}]}"#)
-        .unwrap();
+    let cfg =
+        SessionConfig::from_json(r#"{"name":"lo","filter":"icmp","outputs":[{"type":"pcap"}]}"#)
+            .unwrap();
     d.add(Session::new_for(cfg, &env(t.path(), "lo"), src.link_type()).unwrap());
     let ping = Command::new("ip")
-        .args(["netns", "exec", &ns, "ping", "-c", "5", "-i", "0.05", "-q", "127.0.0.1"])
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "ping",
+            "-c",
+            "5",
+            "-i",
+            "0.05",
+            "-q",
+            "127.0.0.1",
+        ])
         .output()
         .unwrap();
     assert!(ping.status.success(), "{ping:?}");
@@ -136,12 +161,24 @@ fn tun_device_is_raw_ip_and_udp_matches() {
 
     let t = tempfile::tempdir().unwrap();
     let mut d = Demux::new();
-    let cfg = SessionConfig::from_json(r#"{"name":"tun","filter":"udp","outputs":[{"type":"pcap"}]}"#)
-        .unwrap();
+    let cfg =
+        SessionConfig::from_json(r#"{"name":"tun","filter":"udp","outputs":[{"type":"pcap"}]}"#)
+            .unwrap();
     d.add(Session::new_for(cfg, &env(t.path(), "tun0"), src.link_type()).unwrap());
     // A ping the filter must not take, then three datagrams it must.
     let _ = Command::new("ip")
-        .args(["netns", "exec", &ns, "ping", "-c", "1", "-W", "0.1", "-q", "10.89.0.2"])
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "ping",
+            "-c",
+            "1",
+            "-W",
+            "0.1",
+            "-q",
+            "10.89.0.2",
+        ])
         .output()
         .unwrap();
     in_netns(&ns, || {
@@ -161,7 +198,11 @@ fn tun_device_is_raw_ip_and_udp_matches() {
         .find(|p| p.extension().is_some_and(|e| e == "pcap"))
         .unwrap();
     let bytes = std::fs::read(&file).unwrap();
-    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
+    assert_eq!(
+        u32::from_le_bytes(bytes[20..24].try_into().unwrap()),
+        101,
+        "LINKTYPE_RAW"
+    );
     let mut cap = pcap::Capture::from_file(&file).unwrap();
     let mut n = 0;
     while let Ok(p) = cap.next_packet() {

@@ -11,15 +11,19 @@
 //! The interface's hardware type (`ARPHRD_*`, read back from the bound
 //! socket) gives the source's [`LinkType`] as libpcap maps it: Ethernet and
 //! loopback are Ethernet, tun, PPP, SLIP and IP tunnels are raw IP, and
-//! monitor-mode Wi-Fi is 802.11 with or without radiotap. Other hardware
-//! types are refused when the ring opens. On a loopback interface every
+//! monitor-mode Wi-Fi is 802.11 with or without radiotap. Any other
+//! hardware type is captured *cooked*, as libpcap does: each frame loses
+//! its link header and gets a Linux cooked (v1) header built from the
+//! packet's address (packet type, hardware type, source address,
+//! protocol), so it is still a link type the pipeline parses. On a loopback
+//! interface every
 //! packet passes the socket twice, once leaving and once arriving; like
 //! libpcap, the source drops the outgoing copy.
 //!
 //! Linux only; needs `CAP_NET_RAW`.
 #![allow(unsafe_code)]
 
-use crate::linktype::{LinkType, LinkTypeError};
+use crate::linktype::LinkType;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -129,9 +133,6 @@ pub enum SourceError {
     /// The interface does not exist.
     #[error("AF_PACKET: no interface named {0:?}")]
     NoInterface(String),
-    /// The interface's hardware type has no link type the pipeline parses.
-    #[error(transparent)]
-    Link(#[from] LinkTypeError),
 }
 
 /// Kernel statistics accumulated since the socket was opened.
@@ -159,12 +160,14 @@ pub struct AfPacket {
     next: u32,
     /// Accumulated kernel statistics (the kernel resets them on each read).
     stats: SourceStats,
-    /// Frame buffer for VLAN tag re-insertion.
+    /// Frame buffer for VLAN tag re-insertion and cooked headers.
     vlan_buf: Vec<u8>,
     /// The interface's link type.
     link: LinkType,
     /// The interface is a loopback: outgoing copies are dropped.
     loopback: bool,
+    /// No link type for the hardware type: frames get a cooked header.
+    cooked: bool,
 }
 
 // The ring is only touched through &mut self.
@@ -273,6 +276,7 @@ impl AfPacket {
             vlan_buf: Vec::with_capacity(65536),
             link: LinkType::Ethernet,
             loopback: false,
+            cooked: false,
         };
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid start.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -299,7 +303,13 @@ impl AfPacket {
         if rc < 0 {
             return Err(last_err(&name, "getsockname"));
         }
-        me.link = LinkType::from_arphrd(&name, bound.sll_hatype)?;
+        (me.link, me.cooked) = match LinkType::from_arphrd(&name, bound.sll_hatype) {
+            Ok(link) => (link, false),
+            Err(e) => {
+                tracing::info!(interface = %name, reason = %e, "capturing in cooked mode (LINUX_SLL)");
+                (LinkType::LinuxSll, true)
+            }
+        };
         me.loopback = bound.sll_hatype == ARPHRD_LOOPBACK;
         if me.cfg.promiscuous {
             let mr = PacketMreq {
@@ -397,7 +407,17 @@ impl AfPacket {
                     // The same packet arrives again as incoming.
                 } else if off + mac + snap <= bs {
                     let data = std::slice::from_raw_parts(h.add(mac), snap);
-                    if status & TP_STATUS_VLAN_VALID != 0
+                    let net = (h.add(26) as *const u16).read_unaligned() as usize;
+                    if self.cooked {
+                        // The network header on, behind a cooked header.
+                        let skip = net.saturating_sub(mac).min(snap);
+                        let sll = std::slice::from_raw_parts(h.add(SLL_AT), 20);
+                        self.vlan_buf.clear();
+                        self.vlan_buf.extend_from_slice(&cooked_header(sll));
+                        self.vlan_buf.extend_from_slice(&data[skip..]);
+                        let wire = len.saturating_sub(skip as u32) + 16;
+                        f(ts, &self.vlan_buf, wire);
+                    } else if status & TP_STATUS_VLAN_VALID != 0
                         && snap >= 12
                         && self.link == LinkType::Ethernet
                     {
@@ -455,11 +475,59 @@ impl AfPacket {
     }
 }
 
+/// The Linux cooked (v1) header libpcap builds from a packet's
+/// `sockaddr_ll` (`sll`, its first 20 bytes): packet type, hardware type,
+/// address length and the first 8 address bytes, protocol; big-endian.
+pub fn cooked_header(sll: &[u8]) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    if sll.len() < 20 {
+        return h;
+    }
+    // sockaddr_ll: family, protocol (network order), ifindex, hatype
+    // (host order), pkttype, halen, addr[8].
+    let hatype = u16::from_ne_bytes([sll[8], sll[9]]);
+    h[0..2].copy_from_slice(&u16::from(sll[10]).to_be_bytes());
+    h[2..4].copy_from_slice(&hatype.to_be_bytes());
+    h[4..6].copy_from_slice(&u16::from(sll[11]).to_be_bytes());
+    let n = usize::from(sll[11]).min(8);
+    h[6..6 + n].copy_from_slice(&sll[12..12 + n]);
+    h[14..16].copy_from_slice(&sll[2..4]);
+    h
+}
+
 impl Drop for AfPacket {
     fn drop(&mut self) {
         // SAFETY: unmapping the mapping created in open; fd closes after.
         unsafe {
             libc::munmap(self.ring.cast(), self.ring_len);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cooked_header_from_a_packet_address() {
+        // An incoming (0) IPv4 packet on hardware type 280 with a 6-byte address.
+        let mut sll = [0u8; 20];
+        sll[0..2].copy_from_slice(&(libc::AF_PACKET as u16).to_ne_bytes());
+        sll[2..4].copy_from_slice(&0x0800u16.to_be_bytes());
+        sll[4..8].copy_from_slice(&7i32.to_ne_bytes());
+        sll[8..10].copy_from_slice(&280u16.to_ne_bytes());
+        sll[10] = 0;
+        sll[11] = 6;
+        sll[12..18].copy_from_slice(&[2, 0, 0, 0, 0, 9]);
+        let h = cooked_header(&sll);
+        assert_eq!(
+            h,
+            [0, 0, 0x01, 0x18, 0, 6, 2, 0, 0, 0, 0, 9, 0, 0, 0x08, 0x00]
+        );
+        let mut frame = h.to_vec();
+        frame.extend_from_slice(&[0x45; 20]);
+        let p = crate::packet::Parsed::parse(LinkType::LinuxSll, &frame);
+        assert_eq!(p.ethertype, 0x0800);
+        assert_eq!(p.link_addrs[0], (6, 14));
     }
 }
