@@ -142,6 +142,32 @@ fn loopback_family(f: &[u8]) -> Option<u16> {
     }
 }
 
+/// True when a radiotap header has the Flags field with the data-pad bit
+/// (0x20): some drivers pad the 802.11 header to a multiple of 4 bytes.
+fn radiotap_datapad(f: &[u8]) -> bool {
+    let word = |at: usize| {
+        f.get(at..at + 4)
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    };
+    let Some(present) = word(4) else { return false };
+    if present & 2 == 0 {
+        return false;
+    }
+    // Extended presence words follow while bit 31 is set (at most 8 here).
+    let mut at = 8;
+    let mut w = present;
+    while w & (1 << 31) != 0 && at < 40 {
+        let Some(next) = word(at) else { return false };
+        w = next;
+        at += 4;
+    }
+    if present & 1 != 0 {
+        // TSFT: 8 bytes, 8-aligned, before the flags.
+        at = at.next_multiple_of(8) + 8;
+    }
+    f.get(at).is_some_and(|&flags| flags & 0x20 != 0)
+}
+
 impl Parsed {
     /// Parses an Ethernet frame. Never panics; stops at the first incomplete header.
     pub fn ethernet(frame: &[u8]) -> Parsed {
@@ -178,12 +204,12 @@ impl Parsed {
             },
             LinkType::Ipv4 => p.network(frame, ETH_IPV4, 0),
             LinkType::Ipv6 => p.network(frame, ETH_IPV6, 0),
-            LinkType::Ieee80211 => p.wifi(frame, 0),
+            LinkType::Ieee80211 => p.wifi(frame, 0, false),
             LinkType::Radiotap => {
                 // Version 0, pad, little-endian length of the whole radiotap header.
                 match (frame.first(), le16(frame, 2)) {
                     (Some(0), Some(len)) if usize::from(len) >= 8 => {
-                        p.wifi(frame, usize::from(len))
+                        p.wifi(frame, usize::from(len), radiotap_datapad(frame))
                     }
                     _ => p.headers_end = frame.len(),
                 }
@@ -195,7 +221,7 @@ impl Parsed {
     /// An 802.11 frame at `at`: data frames carry an LLC/SNAP header whose
     /// EtherType names the network protocol; other frames end the parse
     /// after their MAC header.
-    fn wifi(&mut self, f: &[u8], at: usize) {
+    fn wifi(&mut self, f: &[u8], at: usize, datapad: bool) {
         self.headers_end = f.len().min(at);
         let (Some(&fc), Some(&flags)) = (f.get(at), f.get(at + 1)) else {
             return;
@@ -223,6 +249,10 @@ impl Parsed {
             if flags & 0x80 != 0 {
                 hdr += 4;
             }
+        }
+        if datapad {
+            // The radiotap flags say the MAC header is padded to 32 bits.
+            hdr = hdr.next_multiple_of(4);
         }
         let body = at + hdr;
         self.headers_end = f.len().min(body);
@@ -533,6 +563,23 @@ pub(crate) mod tests {
         }
         let p = Parsed::parse(LinkType::Ieee80211, &framed(&wifi_data));
         assert_eq!(p.link_addrs, [(4, 22), (24, 30)]);
+    }
+
+    #[test]
+    fn radiotap_data_pad_aligns_the_mac_header() {
+        // TSFT + Flags (data pad), then a 26-byte QoS data header padded to 28.
+        let mut f = vec![0, 0, 24, 0, 0x03, 0, 0, 0];
+        f.extend_from_slice(&[0; 8]); // TSFT
+        f.extend_from_slice(&[0x20, 0, 0, 0, 0, 0, 0, 0]); // flags, padding
+        f.extend_from_slice(&[0x88, 0x01, 0, 0]);
+        f.extend_from_slice(&[0x11; 20]);
+        f.extend_from_slice(&[0x05, 0x00, 0, 0]); // QoS control, pad
+        f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+        f.extend_from_slice(&ip_udp());
+        let p = Parsed::parse(LinkType::Radiotap, &f);
+        assert_eq!(p.l3.map(|l| l.offset), Some(24 + 28 + 8));
+        f[16] = 0; // no data pad: the LLC header is not where it says
+        assert_eq!(Parsed::parse(LinkType::Radiotap, &f).l3, None);
     }
 
     #[test]

@@ -228,6 +228,7 @@ def frame_others():
 
     sta, ap, ds, wds = "02:00:00:00:00:01", "02:00:00:00:00:aa", "02:00:00:00:00:02", "02:00:00:00:00:03"
     wifi = []
+    machdr = {}  # index in wifi -> MAC header length of the data frames
     for i, (t, b) in enumerate(ips):
         et = 0x0800 if b[0] >> 4 == 4 else 0x86dd
         form = i % 4
@@ -241,6 +242,7 @@ def frame_others():
             hdr = Dot11(type=2, subtype=8, FCfield="to-DS+from-DS", addr1=ap, addr2=wds, addr3=ds,
                         addr4=sta) / Dot11QoS(TID=1)
         f = hdr / LLC(dsap=0xaa, ssap=0xaa, ctrl=3) / SNAP(OUI=0, code=et) / Raw(b)
+        machdr[len(wifi)] = len(bytes(hdr))
         wifi.append((t, bytes(f)))
         if i % 7 == 0:
             beacon = Dot11(type=0, subtype=8, addr1="ff:ff:ff:ff:ff:ff", addr2=ap, addr3=ap) / \
@@ -259,6 +261,12 @@ def frame_others():
                       ChannelFrequency=2437, ChannelFlags="2GHz+OFDM", dBm_AntSignal=-40 - i % 30) \
             if i % 2 else RadioTap(present="Rate", Rate=2)
         radio.append((t, bytes(rt) + f))
+        n = machdr.get(i, 0)
+        if n % 4:
+            # The same frame as a driver with the data-pad flag gives it:
+            # the MAC header padded to 32 bits.
+            pad = RadioTap(present="TSFT+Flags+Rate", mac_timestamp=1000 + i, Flags="pad", Rate=2)
+            radio.append((t, bytes(pad) + f[:n] + bytes(-n % 4) + f[n:]))
     write("radiotap.pcap", 127, radio)
 
 
