@@ -72,7 +72,7 @@ pub fn check_plot(d: &Value, domain: &str) -> Result<(), String> {
         Some(x) if x == domain || x.is_empty() => {}
         _ => return Err(format!("domain must be the experiment's ({domain:?})")),
     }
-    if !d["stream"].as_str().is_some_and(|s| !s.is_empty()) {
+    if d["stream"].as_str().unwrap_or("").is_empty() {
         return Err("stream must name a stream".into());
     }
     let fields = strings(&d["fields"]).filter(|f| !f.is_empty() && f.iter().all(|x| !x.is_empty()));

@@ -300,6 +300,27 @@ fn cases(w: &World) -> Vec<Case> {
             none.clone(),
             &[404],
         ),
+        case(
+            route("GET", "/api/v1/experiments/{id}/dashboards"),
+            format!("{e}/dashboards"),
+            none.clone(),
+            &[404],
+        ),
+        case(
+            route("PUT", "/api/v1/experiments/{id}/dashboards/{name}"),
+            format!("{e}/dashboards/main"),
+            json!({"plots": [{"version": 1, "title": "t", "domain": A_DOMAIN, "stream": A_STREAM,
+                "fields": ["s"], "y2": [], "senders": [], "from": "2026-01-01T00:00:00Z",
+                "to": "2026-01-01T00:01:00Z", "time": "server", "derive": "none",
+                "points": 100, "timeaxis": "utc"}]}),
+            &[404],
+        ),
+        case(
+            route("DELETE", "/api/v1/experiments/{id}/dashboards/{name}"),
+            format!("{e}/dashboards/main"),
+            none.clone(),
+            &[404],
+        ),
     ]);
     let c = format!("/api/v1/configs/{ca}");
     let mut edit = config("bobs", "x");
@@ -367,6 +388,7 @@ fn cases(w: &World) -> Vec<Case> {
         ("POST", "stop"),
         ("GET", "status"),
         ("GET", "log"),
+        ("GET", "events"),
         ("GET", "files"),
     ] {
         let template = ROUTES

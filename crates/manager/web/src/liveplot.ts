@@ -95,6 +95,8 @@ export class LivePlot {
   private live = true;
   private range: [number, number] | null = null;
   private fetching = false;
+  /** Counts fetches: only the latest one's answer is taken. */
+  private generation = 0;
   private pendingTail: Record<string, unknown>[] = [];
   private dirty = false;
   private closed = false;
@@ -153,10 +155,14 @@ export class LivePlot {
 
   /** The stream's description arrived (or changed): units, kinds. */
   setInfo(info: StreamInfo | undefined): void {
-    const before = this.derive();
+    // Plots from the address or a dashboard start before the stream
+    // list is there: its kinds and units may change what is fetched
+    // (rates) and the axes (a second one).
+    const shape = (): string => `${this.derive()}|${this.y2Fields().join(",")}`;
+    const before = shape();
     this.info = info;
     this.labels();
-    if (this.derive() !== before && this.u) this.restart();
+    if (shape() !== before && this.u) this.restart();
   }
 
   private field(f: string): { unit?: string; kind?: string } | undefined {
@@ -211,7 +217,7 @@ export class LivePlot {
     this.u?.destroy();
     this.seriesKeys = [];
     this.makeChart();
-    if (this.live) void this.fetch(null).then(() => !this.closed && this.follow());
+    if (this.live) void this.fetch(null).then((current) => current && !this.closed && this.follow());
     else void this.fetch(this.range);
   }
 
@@ -239,8 +245,7 @@ export class LivePlot {
   /** Starts loading; call once the element is in the document. */
   async start(): Promise<void> {
     this.makeChart();
-    await this.fetch(null);
-    if (!this.closed) this.follow();
+    if ((await this.fetch(null)) && !this.closed) this.follow();
   }
 
   private width(): number {
@@ -286,8 +291,14 @@ export class LivePlot {
     return [Math.min(mn, ...ts), Math.max(mx, ...ts)];
   }
 
-  /** Fetches the whole stream (`null`) or a range [from, to] in Unix s. */
-  private async fetch(range: [number, number] | null): Promise<void> {
+  /**
+   * Fetches the whole stream (`null`) or a range [from, to] in Unix s;
+   * answers false when a later fetch was started meanwhile (its answer
+   * is then dropped: a switch to raw must not be overwritten by the
+   * rates asked for before it).
+   */
+  private async fetch(range: [number, number] | null): Promise<boolean> {
+    const gen = ++this.generation;
     this.fetching = true;
     const q = new URLSearchParams({ fields: this.columns(), points: String(this.points()), gaps: String(GAP_FACTOR) });
     if (this.derive() === "rate") q.set("derive", "rate");
@@ -308,16 +319,18 @@ export class LivePlot {
         throw new ApiError(resp.status, "query", message, undefined);
       }
       const ans = (await resp.json()) as RowsAnswer;
-      if (this.closed) return;
+      if (this.closed || gen !== this.generation) return false;
       this.load(ans, range);
       this.error = "";
       this.redraw(range);
     } catch (e) {
+      if (gen !== this.generation) return false;
       this.error = e instanceof Error ? e.message : String(e);
       this.showStatus();
     } finally {
-      this.fetching = false;
+      if (gen === this.generation) this.fetching = false;
     }
+    return true;
   }
 
   /** Takes a rows answer (with its gaps) as the rows held. */
@@ -394,7 +407,7 @@ export class LivePlot {
     es.addEventListener("lagged", () => {
       // Too far behind: fetch the whole stream again and follow from there.
       es.close();
-      void this.fetch(null).then(() => !this.closed && this.follow());
+      void this.fetch(null).then((current) => current && !this.closed && this.follow());
     });
     es.addEventListener("error", () => {
       if (es.readyState === EventSource.CLOSED) {
@@ -560,7 +573,7 @@ export class LivePlot {
     this.range = null;
     this.el.dataset.live = "true";
     this.es?.close();
-    void this.fetch(null).then(() => !this.closed && this.follow());
+    void this.fetch(null).then((current) => current && !this.closed && this.follow());
   }
 
   private onDraw(u: uPlot): void {

@@ -111,6 +111,11 @@ function relative(unixS: number, from: number, digits: number): string {
   return sign + body;
 }
 
+/** A duration after a start, as relative times are written (`+0:01:02`). */
+export function fmtOffset(seconds: number, digits = 0): string {
+  return relative(seconds, 0, digits);
+}
+
 /** One instant in the page's mode; `digits` decimals of seconds (0-3). */
 export function fmtInstant(unixS: number | null | undefined, digits = 0): string {
   if (unixS === null || unixS === undefined || !Number.isFinite(unixS)) return "—";

@@ -6,7 +6,8 @@
 // different units get a second y axis, times follow the page's UTC /
 // local / relative switch, the run's start, pause, resume and stop are
 // drawn on the plot, PNG, SVG and the definition are exported, the plots
-// are saved as a dashboard and restored on a fresh page, and the device
+// are saved as a dashboard and restored on a fresh page, three runs are
+// overlaid at their starts with their mean and spread, and the device
 // going down is said in place of "live".
 //
 // The measurements come from two senders speaking OMSP text (as a client
@@ -87,6 +88,7 @@ describe("run page plots", { skip: why ?? false }, () => {
       const cfg = await alice.call("POST", `/experiments/${exp.id}/configs`, {
         name: "counters-only", device: ids.tap, storage: { type: "local" }, session: { interface: "sgw0", snaplen: 128, counter_interval_s: 1 },
       });
+      ids.config = cfg.id;
       ids.run = (await alice.call("POST", `/experiments/${exp.id}/runs`, { config: cfg.id })).id;
       browser = await launchBrowser();
     } catch (e) {
@@ -102,7 +104,7 @@ describe("run page plots", { skip: why ?? false }, () => {
     if (dir) removeDir(dir);
   });
 
-  test("streams appear live; rates, gaps, senders, second axis, time modes, run events, exports, dashboards, device down", async () => {
+  test("streams appear live; rates, gaps, senders, second axis, time modes, run events, exports, dashboards, run comparison, device down", async () => {
     const t0 = Date.now();
     // Local time is India's (+05:30, no summer time): a fixed offset to look for.
     const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true, timezoneId: "Asia/Kolkata" });
@@ -131,9 +133,9 @@ describe("run page plots", { skip: why ?? false }, () => {
     await until("both senders drawn", async () => Object.keys(JSON.parse((await p.getAttribute(A, "data-last")) || "{}")).length === 2);
     assert.equal(await p.getAttribute(A, "data-derive"), "rate", "a counter is drawn as a rate");
     assert.deepEqual(Object.keys(JSON.parse(await p.getAttribute(A, "data-last"))), ["bytes @1", "bytes @2"], "one series per sender");
-    const rate = JSON.parse(await p.getAttribute(A, "data-last"))["bytes @1"];
-    const want = STEP.a / PERIOD;
-    assert.ok(rate > want / 3 && rate < want * 3, `rate of sender a ${rate} B/s, about ${want}`);
+    for (const rate of Object.values(JSON.parse(await p.getAttribute(A, "data-last")))) {
+      assert.ok(rate > STEP.b / PERIOD / 3 && rate < STEP.a / PERIOD * 3, `rate ${rate} B/s, about ${STEP.a / PERIOD} or ${STEP.b / PERIOD}`);
+    }
     assert.ok(JSON.parse(await p.getAttribute(A, "data-y-ticks")).every((t) => / B\/s$/.test(t)), "y ticks in B/s");
     assert.match(await p.textContent(`${A} .units`), /rate of bytes \(B\/s\)/);
 
@@ -167,8 +169,9 @@ describe("run page plots", { skip: why ?? false }, () => {
 
     // Raw values on demand (kept in the URL).
     await p.click(`${A} button.derive-toggle`);
-    await until("raw values", async () => (await p.getAttribute(A, "data-derive")) === "none" && JSON.parse(await p.getAttribute(A, "data-last"))["bytes @1"] === a.bytes);
-    assert.equal(JSON.parse(await p.getAttribute(A, "data-last"))["bytes @2"], b.bytes);
+    // (Which sender got id 1 is the order their connections were taken.)
+    await until("raw values", async () => (await p.getAttribute(A, "data-derive")) === "none" &&
+      JSON.stringify(Object.values(JSON.parse(await p.getAttribute(A, "data-last"))).sort()) === JSON.stringify([a.bytes, b.bytes].sort()));
     assert.match(decodeURIComponent(p.url()), new RegExp(`plot=${STREAM}:bytes;raw`));
 
     // Times: UTC by default, the same in the log and on the axis.
@@ -237,6 +240,33 @@ describe("run page plots", { skip: why ?? false }, () => {
     assert.equal(await p.getAttribute(A, "data-derive"), "none");
     await until("sender 2 hidden as saved", async () => JSON.parse((await p.getAttribute(A, "data-hidden")) || "[]").includes("bytes @2"));
     assert.equal(await p.getAttribute(B, "data-y2"), "volts");
+    await until("V ticks on the restored second axis", async () => JSON.parse((await p.getAttribute(B, "data-y2-ticks")) || "[]").some((t) => / V$/.test(t)));
+
+    // Two more runs with rows of their own, then the three overlaid at their starts.
+    const api = await Api.login(manager.url, "alice", PASS);
+    for (let i = 0; i < 2; i++) {
+      const r = await api.call("POST", `/experiments/${ids.exp}/runs`, { config: ids.config });
+      await api.call("POST", `/runs/${r.id}/start`, {});
+      await burst([a, b], 10);
+      await sleep(300);
+      await api.call("POST", `/runs/${r.id}/stop`, {});
+    }
+    await p.click("#compare summary");
+    await p.waitForSelector("#compare-go");
+    await p.selectOption("#compare-stream", STREAM);
+    await p.selectOption("#compare-field", "bytes");
+    await p.click("#compare-go");
+    const C = "div.plot.compare";
+    await until("the runs compared", async () => (await p.getAttribute(C, "data-runs")) !== null, 15000);
+    assert.equal(await p.getAttribute(C, "data-runs"), `${ids.run},${ids.run + 1},${ids.run + 2}`);
+    assert.equal(await p.getAttribute(C, "data-band"), "true", "three runs: mean and spread");
+    const perRun = JSON.parse(await p.getAttribute(C, "data-points"));
+    assert.ok(Object.values(perRun).every((n) => n >= 10), `points per run ${JSON.stringify(perRun)}`);
+    assert.ok(Number(await p.getAttribute(C, "data-mean-points")) > 0);
+    const mean = JSON.parse(await p.getAttribute(C, "data-mean"));
+    assert.ok(mean > STEP.b / PERIOD / 3 && mean < STEP.a / PERIOD * 3, `mean rate ${mean} B/s`);
+    await p.locator(C).scrollIntoViewIfNeeded();
+    await screenshot(p, "run-compare");
 
     // The device goes away: the plots say so instead of "live".
     await capture.proc.stop();

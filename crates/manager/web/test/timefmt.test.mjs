@@ -55,3 +55,21 @@ test("a sender's gap spans the other senders' rows in between", async () => {
   widenGaps(col);
   assert.deepEqual(col, [1, undefined, 2, null, null, null, 3, undefined]);
 });
+
+test("runs on one grid: each run's means, and the runs' mean and spread where all have values", async () => {
+  const { gridWidth, onGrid } = await load("rungrid.ts");
+  const runs = [
+    { xs: [0.1, 0.6, 1.1, 1.6], ys: [10, 20, 30, 40] },
+    { xs: [0.2, 0.7, 1.2], ys: [0, null, 6] },
+    { xs: [0.3, 1.3, 1.8], ys: [2, 4, 8] },
+  ];
+  assert.equal(gridWidth(runs, 2), 2, "twice the longest typical period (run 3: 1 s)");
+  assert.equal(gridWidth([{ xs: [0, 0.01, 0.02] }], 100), 1, "a hundredth of the span when rows are dense");
+  const g = onGrid(runs, 2, 1);
+  assert.deepEqual(g.x, [0.5, 1.5]);
+  assert.deepEqual(g.runs, [[15, 35], [0, 6], [2, 6]]);
+  assert.deepEqual(g.mean, [17 / 3, 47 / 3]);
+  assert.deepEqual([g.lo, g.hi], [[0, 6], [15, 35]]);
+  const sparse = onGrid([runs[0], { xs: [0.1], ys: [1] }], 2, 1);
+  assert.deepEqual(sparse.mean, [8, null], "no band where a run is silent");
+});

@@ -16,6 +16,7 @@ import { counterTable, type CounterRow, type DeviceStatus } from "../countertabl
 import { h, Message, replace, fmtBytes, fmtTime } from "../dom";
 import { plotPanel, type PanelHandle } from "../plotpanel";
 import { setDefinitionDomain } from "../plotexport";
+import { comparePanel } from "../comparepanel";
 import type { RunMark } from "../plotmarks";
 import { fmtInstant, onTimeChange, setTimeOrigin, timeMode, timeOrigin } from "../timefmt";
 import { runButtons, stateBadge } from "../runctl";
@@ -94,6 +95,7 @@ export async function runPage({ app, params, onLeave }: PageCtx): Promise<void> 
     ),
     h("section", null, h("h2", null, "Files"), files),
     h("section", null, h("h2", null, "Live plots"), plots),
+    h("section", null, comparePanel(run.experiment, id, onLeave)),
   );
   renderHead();
 
