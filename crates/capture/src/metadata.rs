@@ -21,6 +21,10 @@ pub struct FileMetadata {
     pub sequence: u64,
     /// Interface or input file the packets came from.
     pub source: String,
+    /// Link type (LINKTYPE_* number, as in the file header) of a packet
+    /// file: the source's; absent for IPFIX files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linktype: Option<u32>,
     /// The libpcap filter expression actually compiled.
     pub filter: String,
     /// Sampling, as configured.
@@ -74,6 +78,7 @@ impl FileMetadata {
                 .unwrap_or_default(),
             sequence: f.seq,
             source: source.to_string(),
+            linktype: None,
             filter: filter.to_string(),
             sampling: serde_json::to_value(cfg.sampling).unwrap_or_default(),
             anonymization: match &cfg.anonymization {
@@ -118,6 +123,9 @@ impl FileMetadata {
         el("format", &self.format);
         el("sequence", &self.sequence.to_string());
         el("source", &self.source);
+        if let Some(n) = self.linktype {
+            el("linktype", &n.to_string());
+        }
         el("filter", &self.filter);
         el("sampling", &self.sampling.to_string());
         el("anonymization", &self.anonymization);

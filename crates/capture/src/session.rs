@@ -470,6 +470,8 @@ impl Session {
         if flow_records.is_some() {
             md.format = "ipfix".into();
             md.flow_records = flow_records;
+        } else {
+            md.linktype = Some(self.link().number());
         }
         let metadata = match md.write_beside(&f.path) {
             Ok(m) => m,

@@ -247,6 +247,10 @@ fn raw_ip_under_every_numbering_is_the_same_source() {
             lt, 12,
             "pcapng written with LINKTYPE_RAW (101), read by libpcap as DLT_RAW"
         );
+        let md: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(f.with_extension("pcapng.json")).unwrap())
+                .unwrap();
+        assert_eq!(md["linktype"], 101, "metadata names the link type");
         outs.push(recs);
     }
     assert!(outs[0] == outs[1] && outs[1] == outs[2]);

@@ -29,6 +29,7 @@ use super::Shared;
 use crate::config::SessionConfig;
 use crate::counters::Counters;
 use crate::metadata::FileMetadata;
+use crate::output::format::header_linktype;
 use crate::output::{repair, sequence_of, ClosedFile};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -96,6 +97,11 @@ fn close_left_open(path: &Path, cfg: &SessionConfig, source: &str) -> Result<Str
     md.recovered = true;
     if ipfix {
         md.format = "ipfix".into();
+    } else {
+        // The header names the link type the session wrote.
+        let mut head = Vec::with_capacity(256);
+        let read = std::fs::File::open(path).and_then(|f| f.take(256).read_to_end(&mut head));
+        md.linktype = read.ok().and_then(|_| header_linktype(&head));
     }
     md.write_beside(path)
         .map_err(|e| format!("{name}: metadata: {e}"))?;
@@ -318,6 +324,7 @@ mod tests {
             (Some(3), Some(1))
         );
         assert_eq!(md["recovered"], true);
+        assert_eq!(md["linktype"], 1, "read from the file header");
         assert!(t.path().join("flows.ipfix.xml").exists());
         assert!(!t.path().join(".flows.ipfix.json.tmp").exists());
         let f = t.path().join("flows.ipfix");

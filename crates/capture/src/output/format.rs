@@ -113,6 +113,20 @@ impl FileFormat {
     }
 }
 
+/// The link type in the header of a pcap or pcapng file we wrote
+/// (little-endian; pcapng: its first interface description block).
+pub fn header_linktype(b: &[u8]) -> Option<u32> {
+    match le32(b, 0)? {
+        PCAP_MAGIC_NS | 0xa1b2_c3d4 => le32(b, 20),
+        0x0a0d_0d0a => {
+            let idb = le32(b, 4)? as usize;
+            let lt = b.get(idb.checked_add(8)?..idb + 10)?;
+            (le32(b, idb)? == 1).then(|| u32::from(u16::from_le_bytes([lt[0], lt[1]])))
+        }
+        _ => None,
+    }
+}
+
 /// What [`repair`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepairReport {

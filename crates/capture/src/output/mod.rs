@@ -63,6 +63,15 @@ mod tests {
     }
 
     #[test]
+    fn headers_carry_the_link_type() {
+        for format in [FileFormat::Pcap, FileFormat::Pcapng] {
+            let h = format.header(65535, "tun0", 101);
+            assert_eq!(format::header_linktype(&h), Some(101), "{format:?}");
+            assert_eq!(format::header_linktype(&h[..20]), None);
+        }
+    }
+
+    #[test]
     fn a_new_writer_numbers_after_existing_files() {
         let t = tempfile::tempdir().unwrap();
         let c = cfg(t.path(), FileFormat::Pcap);
