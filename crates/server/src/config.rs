@@ -100,6 +100,14 @@ pub struct ServerConfig {
     /// Nice value of the HTTP endpoints' threads (`--http-nice`, 0–19):
     /// readers yield the cores to collection. See [`crate::http_runtime`].
     pub http_nice: i32,
+    /// Nice value of the threads that accept OMSP connections and read
+    /// their headers (0–19; 19 by default, which also means `SCHED_IDLE`):
+    /// a connection moves to the collection runtime once its header is
+    /// complete, so clients that never finish one (floods of malformed or
+    /// maximal headers) take the cores only when collection leaves them
+    /// idle. 0: connections are accepted and served whole on the runtime
+    /// the server was started in. See [`crate::socket`].
+    pub header_nice: i32,
     /// Store the server's own state as streams in this domain (`--self-domain`).
     pub self_domain: Option<String>,
     /// Token authentication per domain (`--auth-file`); `None`: none, as
@@ -143,6 +151,7 @@ impl ServerConfig {
             query_budget: Duration::from_secs(10),
             query_max_tails: query::DEFAULT_MAX_TAILS,
             http_nice: 19,
+            header_nice: 19,
             self_domain: None,
             auth: None,
             tls: None,

@@ -29,6 +29,7 @@ use crate::read_buffer::ReadBuffer;
 use crate::registry::{DbClient, Registry};
 use crate::session::{self, Claim, Feeds};
 use crate::shutdown::Shutdown;
+use crate::socket::Movable;
 use crate::writer::{Attached, Command, Progress};
 
 /// How long a finished resumable connection waits for the commit that
@@ -68,6 +69,11 @@ pub struct Shared {
     pub feedback: Arc<Feedback>,
     /// Connection counts and limits.
     pub admission: Arc<crate::admission::Admission>,
+    /// The collection runtime, if connections are accepted and their
+    /// headers read on a runtime of lower priority: where a connection
+    /// moves once its header is complete ([`crate::socket`]). `None`: the
+    /// whole connection runs where it was accepted.
+    pub collection: Option<tokio::runtime::Handle>,
 }
 
 /// Why a connection ended (for the log).
@@ -83,6 +89,9 @@ enum End {
     Superseded,
     /// A protocol or storage error that the session cannot survive.
     Error(String),
+    /// The header is complete: the connection moves to the collection
+    /// runtime (never the end of a connection).
+    Moving,
 }
 
 /// A resumable session's state on its connection (spec §3.6).
@@ -177,23 +186,33 @@ struct Connection {
     /// Reason ([`omsp::ErrorKind::code`]) of the fatal input error that
     /// ended the connection, if one did.
     fatal: Option<&'static str>,
+    /// Reading the header on the low-priority runtime: stop at the
+    /// complete header, whose session starts on the collection runtime.
+    moving: bool,
+    /// The complete header, decoded before the move, until its session
+    /// starts.
+    header: Option<Header>,
 }
 
 /// Serves one client until it leaves, errs, idles out or shutdown drains it.
-/// `stream` is the TCP socket, or the TLS session on it.
-pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
-    stream: S,
+/// `stream` is the TCP socket, or the TLS session on it. With a collection
+/// runtime in `shared`, the header is read here (a runtime of lower
+/// priority) and the rest of the connection moves there; `lease` (its
+/// admission, say) is dropped when the connection ends, wherever it ends.
+pub async fn serve<S: Movable, L: Send + 'static>(
+    mut stream: S,
     peer: SocketAddr,
     shared: Arc<Shared>,
     shutdown: Shutdown,
+    lease: L,
 ) {
-    let (stream, out) = tokio::io::split(stream);
     // Debug only: "client ready" marks a session; a flood of connections
     // that never send a valid header must not write a line each.
     tracing::debug!(client = %peer, "client connected");
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_accepted.fetch_add(1, Ordering::Relaxed);
     metrics.event(|| event(peer, None, "Connect", ""));
+    let collection = shared.collection.clone();
     let mut conn = Connection {
         peer,
         decoder: Decoder::with_limits(shared.limits),
@@ -208,64 +227,116 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Send + Unpin + 'static>(
         rows: 0,
         resumable: None,
         back: None,
-        out: Some(Box::new(out)),
+        out: None,
         rejects: ConnRejects::default(),
         fatal: None,
+        moving: collection.is_some(),
+        header: None,
     };
-    let end = conn.run(stream, shutdown).await;
-    Box::pin(conn.last_ack(!matches!(end, End::Superseded))).await;
-    let client = peer;
-    let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
-    let reason = match end {
-        End::Closed => CloseReason::Closed,
-        End::Idle => CloseReason::Idle,
-        End::Shutdown => CloseReason::Shutdown,
-        End::Superseded => CloseReason::Closed,
-        End::Error(_) => CloseReason::Error,
+    let Some(collection) = collection else {
+        let end = conn.session_phase(stream, shutdown).await;
+        conn.close(end).await;
+        drop(lease);
+        return;
     };
-    let lenient = conn.decoder.lenient();
-    if lenient != omsp::text::Leniency::default() {
-        tracing::warn!(%client, domain, bools = lenient.bools, nul_cut = lenient.nul_cut,
-            "text values read leniently, as the reference reads them: booleans other than a prefix of true/false stored as true, values cut at a NUL byte");
+    let end = conn.run(&mut stream, shutdown.clone()).await;
+    if !matches!(end, End::Moving) {
+        conn.close(end).await;
+        drop(lease);
+        return;
     }
-    conn.log_reject_summary(true);
-    // A connection that never opened a session writes its closing line
-    // within the server's budget of reject lines (by fatal error, or
-    // `no_header`), so that a flood of bad connections writes a bounded log.
-    let budget = conn
-        .session
-        .is_none()
-        .then(|| conn.fatal.unwrap_or("no_header"));
-    let logged = budget.is_none_or(|reason| metrics.rejects.admit(reason));
-    // `received`: rows handed to the writer, not rows stored (the store may
-    // still refuse some; those are counted and logged by the writer).
-    match end {
-        _ if !logged => {}
-        End::Error(reason) => {
-            let reason = clip(&reason);
-            tracing::warn!(%client, domain, received = conn.rows, %reason, "client disconnected on error");
-        }
-        End::Idle => {
-            tracing::warn!(%client, domain, received = conn.rows, "client dropped due to idleness");
-        }
-        end => tracing::info!(%client, domain, received = conn.rows, ?end, "client disconnected"),
+    conn.moving = false;
+    if let Err(e) = stream.socket().detach() {
+        conn.close(End::Error(format!("moving the connection: {e}")))
+            .await;
+        drop(lease);
+        return;
     }
-    metrics.closed(reason);
-    // A connection that received a lot (a large header or packets) freed
-    // it on this thread; hand the freed pages back now, as the thread may
-    // go idle after it (see `trim`).
-    if conn.decoder.offset() >= crate::trim::LARGE_CONNECTION {
-        crate::trim::collect_this_thread();
-    }
-    let who = conn.session.as_ref().map(|s| (s.db.domain(), &s.who));
-    metrics.event(|| {
-        event(
-            peer,
-            who,
-            "Disconnect",
-            ClientEvent::disconnect_message(reason),
-        )
+    collection.spawn(async move {
+        let end = match stream.socket().attach() {
+            Ok(()) => conn.session_phase(stream, shutdown).await,
+            Err(e) => End::Error(format!("moving the connection: {e}")),
+        };
+        conn.close(end).await;
+        drop(lease);
     });
+}
+
+impl Connection {
+    /// The connection from its header on: starts the session of a header
+    /// decoded before a move, then reads on.
+    async fn session_phase<S: Movable>(&mut self, stream: S, shutdown: Shutdown) -> End {
+        let (stream, out) = tokio::io::split(stream);
+        self.out = Some(Box::new(out));
+        if self.header.is_some() {
+            if let Err(reason) = self.process().await.and(self.flush().await) {
+                return End::Error(reason);
+            }
+        }
+        self.run(stream, shutdown).await
+    }
+
+    /// Logs and counts the end of the connection.
+    async fn close(mut self, end: End) {
+        let conn = &mut self;
+        let peer = conn.peer;
+        let metrics = Arc::clone(&conn.shared.metrics);
+        Box::pin(conn.last_ack(!matches!(end, End::Superseded))).await;
+        let client = peer;
+        let domain = conn.session.as_ref().map(|s| s.db.domain().to_owned());
+        let reason = match end {
+            End::Closed => CloseReason::Closed,
+            End::Idle => CloseReason::Idle,
+            End::Shutdown => CloseReason::Shutdown,
+            End::Superseded | End::Moving => CloseReason::Closed,
+            End::Error(_) => CloseReason::Error,
+        };
+        let lenient = conn.decoder.lenient();
+        if lenient != omsp::text::Leniency::default() {
+            tracing::warn!(%client, domain, bools = lenient.bools, nul_cut = lenient.nul_cut,
+            "text values read leniently, as the reference reads them: booleans other than a prefix of true/false stored as true, values cut at a NUL byte");
+        }
+        conn.log_reject_summary(true);
+        // A connection that never opened a session writes its closing line
+        // within the server's budget of reject lines (by fatal error, or
+        // `no_header`), so that a flood of bad connections writes a bounded log.
+        let budget = conn
+            .session
+            .is_none()
+            .then(|| conn.fatal.unwrap_or("no_header"));
+        let logged = budget.is_none_or(|reason| metrics.rejects.admit(reason));
+        // `received`: rows handed to the writer, not rows stored (the store may
+        // still refuse some; those are counted and logged by the writer).
+        match end {
+            _ if !logged => {}
+            End::Error(reason) => {
+                let reason = clip(&reason);
+                tracing::warn!(%client, domain, received = conn.rows, %reason, "client disconnected on error");
+            }
+            End::Idle => {
+                tracing::warn!(%client, domain, received = conn.rows, "client dropped due to idleness");
+            }
+            end => {
+                tracing::info!(%client, domain, received = conn.rows, ?end, "client disconnected")
+            }
+        }
+        metrics.closed(reason);
+        // A connection that received a lot (a large header or packets) freed
+        // it on this thread; hand the freed pages back now, as the thread may
+        // go idle after it (see `trim`).
+        if conn.decoder.offset() >= crate::trim::LARGE_CONNECTION {
+            crate::trim::collect_this_thread();
+        }
+        let who = conn.session.as_ref().map(|s| (s.db.domain(), &s.who));
+        metrics.event(|| {
+            event(
+                peer,
+                who,
+                "Disconnect",
+                ClientEvent::disconnect_message(reason),
+            )
+        });
+    }
 }
 
 /// A `server_clients` row.
@@ -297,7 +368,9 @@ impl Connection {
         loop {
             let draining = drain_until.is_some();
             if drain_until.is_some_and(|until| Instant::now() >= until) {
-                Box::pin(self.finish()).await;
+                if Box::pin(self.finish()).await {
+                    return End::Moving;
+                }
                 return End::Shutdown;
             }
             let limit = match drain_until {
@@ -313,7 +386,9 @@ impl Connection {
                     continue;
                 }
                 () = superseded(self.resumable.as_ref()) => {
-                    Box::pin(self.finish()).await;
+                    if Box::pin(self.finish()).await {
+                        return End::Moving;
+                    }
                     return End::Superseded;
                 }
                 () = shutdown.requested(), if !draining => {
@@ -325,11 +400,15 @@ impl Connection {
                 Ok(Some(n)) => n,
                 Ok(None) if draining => 0,
                 Ok(None) => {
-                    Box::pin(self.finish()).await;
+                    if Box::pin(self.finish()).await {
+                        return End::Moving;
+                    }
                     return End::Idle;
                 }
                 Err(e) => {
-                    Box::pin(self.finish()).await;
+                    if Box::pin(self.finish()).await {
+                        return End::Moving;
+                    }
                     return End::Error(format!("read: {e}"));
                 }
             };
@@ -348,6 +427,9 @@ impl Connection {
             let processed = self.process().await.and_then(|()| self.pre_auth());
             if let Err(reason) = processed.and(self.flush().await) {
                 return End::Error(reason);
+            }
+            if self.moving && self.header.is_some() {
+                return End::Moving;
             }
             if n == 0 {
                 return if draining { End::Shutdown } else { End::Closed };
@@ -401,14 +483,25 @@ impl Connection {
     }
 
     /// Decodes what remains buffered (a last line without LF) before closing.
-    async fn finish(&mut self) {
+    /// Returns whether that completed the header of a connection that
+    /// moves (its session then starts, and its rows are handed over, on
+    /// the collection runtime).
+    async fn finish(&mut self) -> bool {
         self.decoder.finish();
         let _ = self.process().await;
         let _ = self.flush().await;
+        self.moving && self.header.is_some()
     }
 
-    /// Handles every event the buffered input yields.
+    /// Handles every event the buffered input yields; while `moving`,
+    /// only up to the complete header.
     async fn process(&mut self) -> Result<(), String> {
+        if self.moving && self.header.is_some() {
+            return Ok(());
+        }
+        if let Some(h) = self.header.take() {
+            Box::pin(self.start_session(h)).await?;
+        }
         while let Some(event) = self.decoder.next_event() {
             match event {
                 Err(e) if e.is_fatal() => {
@@ -441,6 +534,10 @@ impl Connection {
                 // Boxed: the session start is the largest future a
                 // connection awaits, and it runs once; every connection
                 // would otherwise hold room for it while it waits for data.
+                Ok(Event::Header(h)) if self.moving => {
+                    self.header = Some(h);
+                    return Ok(());
+                }
                 Ok(Event::Header(h)) => Box::pin(self.start_session(h)).await?,
                 Ok(Event::Schema(s)) => {
                     let id = self.register(&s).await?;

@@ -38,9 +38,18 @@ impl HttpRuntime {
     /// Starts the runtime; every thread it starts sets its nice value to
     /// `nice` (0: the same priority as collection).
     pub fn new(nice: i32) -> io::Result<HttpRuntime> {
+        HttpRuntime::named("sg-http", nice)
+    }
+
+    /// A runtime like [`HttpRuntime::new`]'s, its threads named `name`.
+    /// The server also accepts OMSP connections and reads their headers on
+    /// one (`sg-accept`, [`crate::socket`]): a flood of connections that
+    /// never finish a header then takes the cores only when collection
+    /// leaves them idle.
+    pub fn named(name: &'static str, nice: i32) -> io::Result<HttpRuntime> {
         let nice = nice.clamp(0, MAX_NICE);
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .thread_name("sg-http")
+            .thread_name(name)
             .on_thread_start(move || set_thread_nice(nice))
             // An HTTP thread that goes idle after a burst (tails, slow
             // clients) hands back what it freed (see `trim`).
@@ -48,6 +57,14 @@ impl HttpRuntime {
             .enable_all()
             .build()?;
         Ok(HttpRuntime(Some(rt)))
+    }
+
+    /// The runtime's handle, to spawn on it.
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        self.0
+            .as_ref()
+            .expect("runtime present until dropped")
+            .handle()
     }
 
     /// Serves `app` on `listener` (bound in the caller's runtime) within

@@ -50,6 +50,7 @@ pub mod run;
 mod server;
 pub mod session;
 mod shutdown;
+mod socket;
 pub mod tls;
 mod transport;
 pub mod trim;

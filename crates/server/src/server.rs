@@ -91,6 +91,9 @@ pub struct Server {
     done: tokio::task::JoinHandle<()>,
     /// Runs the HTTP endpoints, if any, at a lower priority.
     http_rt: Option<HttpRuntime>,
+    /// Accepts OMSP connections and reads their headers at a lower
+    /// priority (`header_nice` above 0).
+    accept_rt: Option<HttpRuntime>,
 }
 
 impl Server {
@@ -153,6 +156,20 @@ impl Server {
             config.max_domain_queue_bytes,
         );
         let feedback = Feedback::new(config.feedback_rules.clone());
+        // Connections are accepted, and their headers read, on a runtime
+        // of their own at low priority, then move to this one (the
+        // collection runtime) with their header: a flood of connections
+        // that never finish a header then slows no connected sender.
+        let accept_rt = match config.header_nice {
+            n if n > 0 => {
+                Some(
+                    HttpRuntime::named("sg-accept", n).map_err(|e| ServerError::Http {
+                        reason: format!("cannot start the accepting runtime: {e}"),
+                    })?,
+                )
+            }
+            _ => None,
+        };
         let shared = Arc::new(Shared {
             registry: Arc::clone(&registry),
             idle_timeout: config.idle_timeout.filter(|d| !d.is_zero()),
@@ -165,19 +182,26 @@ impl Server {
             auth: auth.clone(),
             sessions: Default::default(),
             feedback: Arc::clone(&feedback),
+            collection: accept_rt
+                .as_ref()
+                .map(|_| tokio::runtime::Handle::current()),
         });
         let (trigger, shutdown) = Shutdown::new();
         // Every connection task holds a clone; recv() returns None once all are done.
         let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
         let mut acceptors = JoinSet::new();
         for listener in listeners {
-            acceptors.spawn(accept_loop(
+            let run = accept_loop(
                 listener,
                 Arc::clone(&shared),
                 shutdown.clone(),
                 alive_tx.clone(),
                 tls.clone(),
-            ));
+            );
+            match &accept_rt {
+                Some(rt) => acceptors.spawn_on(run, rt.handle()),
+                None => acceptors.spawn(run),
+            };
         }
         let mut http_rt = None;
         if metrics_listener.is_some() || http_listener.is_some() {
@@ -248,6 +272,7 @@ impl Server {
             trigger,
             done,
             http_rt,
+            accept_rt,
         })
     }
 
@@ -296,6 +321,7 @@ impl Server {
         let _ = self.trigger.send(true);
         let _ = self.done.await;
         drop(self.http_rt);
+        drop(self.accept_rt);
     }
 }
 
@@ -306,6 +332,15 @@ async fn accept_loop(
     alive: mpsc::Sender<()>,
     tls: Option<Arc<Tls>>,
 ) {
+    // A tokio listener belongs to the runtime that made it: on another
+    // (the accepting runtime) it is registered again.
+    let listener = match listener.into_std().and_then(TcpListener::from_std) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot accept on the listener");
+            return;
+        }
+    };
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -356,11 +391,16 @@ fn spawn_connection(
     let shutdown = shutdown.clone();
     let alive = alive.clone();
     let tls = tls.clone();
-    tokio::spawn(async move {
-        transport::serve(stream, peer, shared, shutdown, tls).await;
-        drop(admitted);
-        drop(alive);
-    });
+    // The connection's admission and its part in the shutdown's count go
+    // where the connection ends (it may move to the collection runtime).
+    tokio::spawn(transport::serve(
+        stream,
+        peer,
+        shared,
+        shutdown,
+        tls,
+        (admitted, alive),
+    ));
 }
 
 fn check_data_dir(dir: &std::path::Path) -> Result<(), ServerError> {

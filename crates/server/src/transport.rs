@@ -13,6 +13,7 @@ use tokio::net::TcpStream;
 
 use crate::connection::{self, Shared};
 use crate::shutdown::Shutdown;
+use crate::socket::Socket;
 use crate::tls::Tls;
 
 /// First byte of a TLS record of type handshake.
@@ -28,16 +29,19 @@ enum Sniffed {
     Silent,
 }
 
-/// Serves one accepted socket until its session ends.
-pub async fn serve(
+/// Serves one accepted socket until its session ends; `lease` is dropped
+/// when it does (see [`connection::serve`]).
+pub async fn serve<L: Send + 'static>(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
     mut shutdown: Shutdown,
     tls: Option<Arc<Tls>>,
+    lease: L,
 ) {
+    let stream = Socket::Live(stream);
     let Some(tls) = tls else {
-        return connection::serve(stream, peer, shared, shutdown).await;
+        return connection::serve(stream, peer, shared, shutdown, lease).await;
     };
     let sniffed = tokio::select! {
         s = sniff(&stream, shared.idle_timeout) => s,
@@ -47,21 +51,24 @@ pub async fn serve(
         // Boxed: the handshake and a session over TLS are larger futures
         // than a plain session, and a plain connection need not hold room
         // for them.
-        Sniffed::Tls => Box::pin(serve_tls(stream, peer, shared, shutdown, tls)).await,
+        Sniffed::Tls => Box::pin(serve_tls(stream, peer, shared, shutdown, tls, lease)).await,
         Sniffed::Plain | Sniffed::Silent if tls.required => {
             tracing::warn!(client = %peer, "plaintext connection refused (TLS is required)");
         }
-        Sniffed::Plain | Sniffed::Silent => connection::serve(stream, peer, shared, shutdown).await,
+        Sniffed::Plain | Sniffed::Silent => {
+            connection::serve(stream, peer, shared, shutdown, lease).await
+        }
     }
 }
 
 /// Completes the TLS handshake, then serves the session over it.
-async fn serve_tls(
-    stream: TcpStream,
+async fn serve_tls<L: Send + 'static>(
+    stream: Socket,
     peer: SocketAddr,
     shared: Arc<Shared>,
     mut shutdown: Shutdown,
     tls: Arc<Tls>,
+    lease: L,
 ) {
     let handshake = tokio::time::timeout(tls.handshake_timeout, tls.acceptor.accept(stream));
     let result = tokio::select! {
@@ -74,7 +81,7 @@ async fn serve_tls(
             tracing::debug!(client = %peer, version = ?session.protocol_version(),
                 suite = ?session.negotiated_cipher_suite().map(|s| s.suite()),
                 "TLS established");
-            connection::serve(stream, peer, shared, shutdown).await;
+            connection::serve(stream, peer, shared, shutdown, lease).await;
         }
         Ok(Err(e)) => {
             tracing::warn!(client = %peer, error = %e, "TLS handshake failed; connection closed");
@@ -87,7 +94,7 @@ async fn serve_tls(
 }
 
 /// Waits for the first byte (without consuming it).
-async fn sniff(stream: &TcpStream, limit: Option<std::time::Duration>) -> Sniffed {
+async fn sniff(stream: &Socket, limit: Option<std::time::Duration>) -> Sniffed {
     let mut first = [0u8; 1];
     let peeked = match limit {
         Some(d) => match tokio::time::timeout(d, stream.peek(&mut first)).await {

@@ -4,7 +4,7 @@
 //! descriptors returned; 1 when one did not; 2 on a usage or run error.
 //!
 //! ```text
-//! bench-hostile [--quick] [--rows N] [--log FILE]
+//! bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N]
 //! ```
 
 use std::path::PathBuf;
@@ -18,10 +18,13 @@ use benchmarks::hostile;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: bench-hostile [--quick] [--rows N] [--log FILE]
-  --quick     about a fifth of every attack, 10 s of settling (default: the full run)
-  --rows N    rows the legitimate sender sends in each phase
-  --log FILE  copy of the server's log";
+const USAGE: &str = "usage: bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N]
+  --quick          about a fifth of every attack, 10 s of settling (default: the full run)
+  --rows N         rows the legitimate sender sends in each phase
+  --log FILE       copy of the server's log
+  --header-nice N  the server's priority for connections still in their header
+                   (0-19, default 19; 0 serves them on the collection runtime, as
+                   before, for comparison)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     }
     let mut opts = hostile::Options::full();
     let mut rows = None;
+    let mut header_nice = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -45,6 +49,10 @@ fn main() -> ExitCode {
             "--rows" => match it.next().and_then(|n| n.parse().ok()) {
                 Some(n) => rows = Some(n),
                 None => return usage("--rows needs a number"),
+            },
+            "--header-nice" => match it.next().and_then(|n| n.parse().ok()) {
+                Some(n @ 0..=19) => header_nice = Some(n),
+                _ => return usage("--header-nice needs a number from 0 to 19"),
             },
             "--log" => match it.next() {
                 Some(f) => opts.log = Some(PathBuf::from(f)),
@@ -60,6 +68,7 @@ fn main() -> ExitCode {
     if let Some(n) = rows {
         opts.rows = n;
     }
+    opts.header_nice = header_nice;
     match hostile::run(&opts) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),

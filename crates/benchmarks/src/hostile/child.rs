@@ -15,6 +15,10 @@ use anyhow::{bail, Context, Result};
 /// The argument that makes the benchmark binary serve instead of measure.
 pub const SERVE_FLAG: &str = "--serve";
 
+/// Environment variable through which the parent sets the served server's
+/// `header_nice` (`--header-nice`).
+pub const HEADER_NICE_ENV: &str = "BENCH_HOSTILE_HEADER_NICE";
+
 /// How often the server's resident memory is sampled.
 const RSS_EVERY: Duration = Duration::from_millis(50);
 
@@ -40,6 +44,12 @@ pub fn serve(dir: &Path, max_connections: Option<usize>) -> Result<()> {
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     if let Some(n) = max_connections {
         config.max_connections = n;
+    }
+    if let Some(n) = std::env::var(HEADER_NICE_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        config.header_nice = n;
     }
     let server = runtime.block_on(::server::Server::start(config))?;
     let http = server.http_addr().context("no HTTP address")?;

@@ -58,6 +58,9 @@ pub struct Options {
     pub settle: Duration,
     /// Copy of the server's log.
     pub log: Option<PathBuf>,
+    /// The server's `header_nice` (its default if `None`): 0 serves
+    /// connections whole on the collection runtime, for comparison.
+    pub header_nice: Option<i32>,
 }
 
 impl Options {
@@ -75,6 +78,7 @@ impl Options {
             malformed_tasks: 200,
             settle: Duration::from_secs(30),
             log: None,
+            header_nice: None,
         }
     }
 
@@ -92,6 +96,7 @@ impl Options {
             malformed_tasks: 100,
             settle: Duration::from_secs(10),
             log: None,
+            header_nice: None,
         }
     }
 }
@@ -130,6 +135,10 @@ pub struct Phase {
 /// kept the sender at [`WANTED_RATIO`] with all rows stored and memory and
 /// descriptors returned.
 pub fn run(opts: &Options) -> Result<bool> {
+    if let Some(n) = opts.header_nice {
+        // Read by the server processes this one starts (`child::serve`).
+        std::env::set_var(child::HEADER_NICE_ENV, n.to_string());
+    }
     let costs = memory::measure(opts.memory_connections, opts.settle, None)?;
     println!(
         "per connection ({} held, {} before): idle {:.1} KiB, stopped inside the header {:.1} KiB resident; \

@@ -224,12 +224,18 @@ pub fn http_thread_nices() -> Vec<i64> {
 
 /// Field `n` (1-based, as in proc(5)) of every `sg-http` thread's stat.
 pub fn http_thread_fields(n: usize) -> Vec<i64> {
+    thread_fields("sg-http", n)
+}
+
+/// Field `n` (1-based, as in proc(5)) of every thread of this process
+/// whose name starts with `prefix`.
+pub fn thread_fields(prefix: &str, n: usize) -> Vec<i64> {
     let mut out = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let Ok(comm) = std::fs::read_to_string(task.path().join("comm")) else {
             continue;
         };
-        if !comm.starts_with("sg-http") {
+        if !comm.starts_with(prefix) {
             continue;
         }
         let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
