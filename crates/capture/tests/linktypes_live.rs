@@ -213,3 +213,83 @@ fn tun_device_is_raw_ip_and_udp_matches() {
     }
     assert_eq!(n, 3);
 }
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !ok() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn daemon_builds_sessions_for_the_interface_link_type() {
+    use capture::daemon::ctl::{CtlClient, CtlError};
+    use capture::daemon::{Daemon, DaemonConfig};
+    if !root_or_skip("daemon on a tun device") || !common::have("ip") {
+        return;
+    }
+    let ns = format!("sgtund{}", std::process::id());
+    let _guard = Netns::add(&[&ns]);
+    let tun = in_netns(&ns, || tun_attach("tun0"));
+    ip(&["-n", &ns, "addr", "add", "10.90.0.1/24", "dev", "tun0"]);
+    ip(&["-n", &ns, "link", "set", "tun0", "up"]);
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut cfg = DaemonConfig::new(&["tun0"], &data);
+    cfg.listen = "127.0.0.1:0".parse().unwrap();
+    cfg.plain_http = true;
+    cfg.netns = Some(ns.clone());
+    let token_file = cfg.effective_token_file();
+    let daemon = rt.block_on(Daemon::start(cfg)).unwrap();
+    let token = httpkit::token_init::own_token(&token_file).unwrap();
+    let c = CtlClient::new(&daemon.local_addr().to_string(), token);
+    let status = |id: &str| -> serde_json::Value {
+        serde_json::from_str(&c.get(&format!("/api/v1/sessions/{id}/status")).unwrap()).unwrap()
+    };
+
+    // An Ethernet-only expression is refused at start, naming the link type.
+    c.post(
+        "/api/v1/sessions?experiment=lab",
+        r#"{"name":"eth","interface":"tun0","filter":"ether broadcast"}"#,
+    )
+    .unwrap();
+    match c.post("/api/v1/sessions/eth/start", "{}") {
+        Err(CtlError::Status { message, .. }) => {
+            assert!(message.contains("for link type RAW (101)"), "{message}")
+        }
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(status("eth")["state"], "failed");
+
+    c.post(
+        "/api/v1/sessions?experiment=lab",
+        r#"{"name":"u","interface":"tun0","filter":"udp","outputs":[{"type":"pcap"}]}"#,
+    )
+    .unwrap();
+    c.post("/api/v1/sessions/u/start", "{}").unwrap();
+    in_netns(&ns, || {
+        let s = std::net::UdpSocket::bind("10.90.0.1:0").unwrap();
+        for i in 0..3u8 {
+            s.send_to(&[i; 8], "10.90.0.2:9999").unwrap();
+        }
+    });
+    wait_for("3 datagrams stored", || {
+        status("u")["counters"]["stored"] == 3
+    });
+    c.post("/api/v1/sessions/u/stop", "{}").unwrap();
+    drop(tun);
+    let file = std::fs::read_dir(data.join("u"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "pcap"))
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101);
+    let md: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file.with_extension("pcap.json")).unwrap()).unwrap();
+    assert_eq!(md["linktype"], 101);
+    rt.block_on(daemon.shutdown());
+}
