@@ -98,12 +98,11 @@ impl Demux {
                 let s = &mut self.sessions[i];
                 s.count_seen();
                 if hit {
-                    let p = match parsed {
-                        Some((l, p)) if l == link => p,
-                        _ => Parsed::parse(link, frame),
+                    let p = match &mut parsed {
+                        Some((l, p)) if *l == link => p,
+                        slot => &mut slot.insert((link, Parsed::parse(link, frame))).1,
                     };
-                    parsed = Some((link, p));
-                    s.process_matched(ts_ns, frame, wire_len, &p);
+                    s.process_matched(ts_ns, frame, wire_len, p);
                 }
             }
         }
