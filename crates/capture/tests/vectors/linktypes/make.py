@@ -12,12 +12,16 @@ types no Linux interface gives here:
   null.pcap (0, family in host and network order), loop.pcap (108),
   ipv4.pcap (228), ipv6.pcap (229), wifi.pcap (105, data frames through
   LLC/SNAP in every address form, plus management and control frames),
-  radiotap.pcap (127, the same behind radiotap headers of varying length),
+  radiotap.pcap (127, the same behind radiotap headers of varying length,
+  and data frames again with the data-pad flag and a padded MAC header),
 and pcapng copies (editcap) of sll2 and radiotap. raw12.pcap and raw14.pcap
 are raw.pcap with the DLT numbers 12 and 14 in the header. The traffic
 touches only the namespaces' own addresses.
 
 Usage: sudo python3 make.py   (needs ip, tcpdump, editcap, python3-scapy)
+       sudo python3 make.py --frame-only   (re-frames raw.pcap only)
+Timestamps and ports differ from run to run; the tests compare with tcpdump
+and tshark on whatever the vectors hold.
 """
 import ctypes
 import fcntl
