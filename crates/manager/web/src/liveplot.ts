@@ -11,8 +11,7 @@
 // Counters (`kind: counter` in the stream description) are drawn as
 // per-second rates (`derive=rate`), switchable to their raw values.
 // Intervals without rows (the query API's `gaps`, and silences of the
-// tail longer than three periods) break the lines: a `null` in uPlot's
-// data is a gap, an `undefined` (another sender's row) is spanned.
+// tail longer than three periods) break the lines (plotrows.ts).
 // Times are written as everywhere on the page (timefmt.ts), values with
 // SI prefixes and units (sifmt.ts). The run's events are drawn as
 // vertical lines (plotmarks.ts). PNG, SVG and the plot's definition are
@@ -27,23 +26,15 @@ import { h, replace } from "./dom";
 import { siFormat, siTicks } from "./sifmt";
 import { fmtInstant, onTimeChange, timeTicks } from "./timefmt";
 import { drawMarks, type RunMark } from "./plotmarks";
-import { widenGaps } from "./plotgaps";
+import { GAP_FACTOR, PlotRows, type RowsAnswer } from "./plotrows";
 import { definition, downloadPng, downloadSvg, downloadJson, type PlotDefinition } from "./plotexport";
 import type { StreamInfo } from "./types";
 
 export const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 /** Tail rows kept before the whole stream is fetched again downsampled. */
 const REFETCH_FACTOR = 8;
-/** A silence longer than this many typical periods breaks a line. */
-export const GAP_FACTOR = 3;
 const HEIGHT = 220;
 
-interface RowsAnswer {
-  start_time: number;
-  fields: { name: string; type: string }[];
-  rows: (number | string | boolean | null)[][];
-  gaps?: { sender: number; from: number; to: number }[];
-}
 
 export type Derive = "none" | "rate";
 
@@ -78,12 +69,8 @@ export class LivePlot {
   private u: uPlot | null = null;
   private es: EventSource | null = null;
   private startTime = 0;
-  // Rows held, sorted by time: x (Unix s), sender, values per field;
-  // a break row (every value null) ends a sender's lines at a gap.
-  private xs: number[] = [];
-  private senders: number[] = [];
-  private brk: boolean[] = [];
-  private vals: (number | null)[][] = [];
+  /** The rows held (plotrows.ts); new ones when the derivation switches. */
+  private rows: PlotRows;
   private maxId = 0;
   private lastRowId = 0;
   /** Newest row time seen (Unix s): "updated N s ago". */
@@ -101,11 +88,6 @@ export class LivePlot {
   private dirty = false;
   private closed = false;
   private error = "";
-  /** Per sender: last time seen and typical period (for tail gaps). */
-  private lastX = new Map<number, number>();
-  private period = new Map<number, number>();
-  /** Rate mode: last raw value per sender and field, for tail rows. */
-  private prevRaw = new Map<string, [number, number]>();
   private readonly unsubscribe: () => void;
   private readonly ticker: number;
 
@@ -116,6 +98,7 @@ export class LivePlot {
     private readonly env: PlotEnv,
     onRemove: (p: LivePlot) => void,
   ) {
+    this.rows = new PlotRows(spec.fields);
     this.chartBox = h("div", { class: "chart" });
     this.status = h("div", { class: "plot-status" }, "loading…");
     this.csv = h("a", { class: "button small", download: `${spec.stream}.csv`, "data-format": "csv" }, "CSV");
@@ -216,6 +199,7 @@ export class LivePlot {
     this.es = null;
     this.u?.destroy();
     this.seriesKeys = [];
+    this.rows = new PlotRows(this.spec.fields);
     this.makeChart();
     if (this.live) void this.fetch(null).then((current) => current && !this.closed && this.follow());
     else void this.fetch(this.range);
@@ -336,51 +320,14 @@ export class LivePlot {
   /** Takes a rows answer (with its gaps) as the rows held. */
   private load(ans: RowsAnswer, range: [number, number] | null): void {
     this.startTime = ans.start_time;
-    const idx = (n: string): number => ans.fields.findIndex((f) => f.name === n);
-    const iId = idx("oml_tuple_id");
-    const iS = idx("oml_sender_id");
-    const iT = idx("oml_ts_server");
-    const iF = this.spec.fields.map(idx);
-    const rows: { x: number; s: number; v: (number | null)[]; b?: boolean }[] = [];
-    let max = 0;
-    for (const r of ans.rows) {
-      if (typeof r[iT] !== "number") continue;
-      rows.push({ x: this.startTime + (r[iT] as number), s: Number(r[iS] ?? 0), v: iF.map((c) => toNum(r[c])) });
-      max = Math.max(max, Number(r[iId] ?? 0));
-    }
-    // Gap bounds: seconds after the start like the rows, or Unix seconds.
-    const at = (t: number): number => (t > 1e8 ? t : this.startTime + t);
-    for (const g of ans.gaps ?? []) {
-      rows.push({ x: (at(g.from) + at(g.to)) / 2, s: Number(g.sender), v: this.spec.fields.map(() => null), b: true });
-    }
-    rows.sort((a, b) => a.x - b.x);
-    this.xs = rows.map((r) => r.x);
-    this.senders = rows.map((r) => r.s);
-    this.brk = rows.map((r) => r.b === true);
-    this.vals = this.spec.fields.map((_, k) => rows.map((r) => r.v[k] ?? null));
+    const got = this.rows.load(ans, !range);
     if (!range) {
-      this.maxId = Math.max(this.maxId, max);
+      this.maxId = Math.max(this.maxId, got.maxId);
+      this.newest = Math.max(this.newest, got.newest);
       this.tailSinceFetch = 0;
-      this.periods(rows.filter((r) => !r.b));
-      if (rows.length) this.newest = Math.max(this.newest, rows[rows.length - 1]!.x);
       const pending = this.pendingTail;
       this.pendingTail = [];
       for (const row of pending) this.addRow(row);
-    }
-  }
-
-  /** Each sender's typical period (median interval) and last time. */
-  private periods(rows: { x: number; s: number }[]): void {
-    const by = new Map<number, number[]>();
-    for (const r of rows) {
-      const l = by.get(r.s) ?? [];
-      l.push(r.x);
-      by.set(r.s, l);
-    }
-    for (const [s, xs] of by) {
-      this.lastX.set(s, xs[xs.length - 1]!);
-      const d = xs.slice(1).map((x, i) => x - xs[i]!).filter((v) => v > 0).sort((a, b) => a - b);
-      if (d.length >= 3) this.period.set(s, d[Math.floor(d.length / 2)]!);
     }
   }
 
@@ -417,15 +364,6 @@ export class LivePlot {
     });
   }
 
-  private insert(x: number, s: number, v: (number | null)[], isBreak = false): void {
-    let i = this.xs.length;
-    while (i > 0 && this.xs[i - 1]! > x) i--;
-    this.xs.splice(i, 0, x);
-    this.senders.splice(i, 0, s);
-    this.brk.splice(i, 0, isBreak);
-    v.forEach((val, k) => this.vals[k]!.splice(i, 0, val));
-  }
-
   private addRow(row: Record<string, unknown>): void {
     const id = Number(row["oml_tuple_id"] ?? 0);
     if (id && id <= this.maxId) return;
@@ -436,29 +374,9 @@ export class LivePlot {
     const x = this.startTime + t;
     this.newest = Math.max(this.newest, x);
     const s = Number(row["oml_sender_id"] ?? 0);
-    let v = this.spec.fields.map((f) => toNum(row[f]));
-    if (this.derive() === "rate") {
-      // The tail carries raw values: the rate against the sender's last
-      // one; the first row of a sender only sets that baseline, and a
-      // counter that went down (restarted) gives no rate.
-      const raw = v;
-      const had = this.spec.fields.map((f) => this.prevRaw.get(`${s}|${f}`));
-      this.spec.fields.forEach((f, k) => raw[k] !== null && this.prevRaw.set(`${s}|${f}`, [x, raw[k]!]));
-      if (had.every((p) => p === undefined)) return;
-      v = raw.map((r, k) => {
-        const p = had[k];
-        if (r === null || !p || x <= p[0] || r < p[1]) return null;
-        return (r - p[1]) / (x - p[0]);
-      });
-    }
-    if (!this.live) return;
-    const last = this.lastX.get(s);
-    const per = this.period.get(s);
-    if (last !== undefined && per !== undefined && x - last > GAP_FACTOR * per) {
-      this.insert((x + last) / 2, s, this.spec.fields.map(() => null), true);
-    }
-    this.lastX.set(s, Math.max(last ?? x, x));
-    this.insert(x, s, v);
+    const v = this.rows.tailValues(x, s, row, this.derive() === "rate");
+    if (v === null || !this.live) return;
+    this.rows.addTail(x, s, v);
     this.tailSinceFetch++;
     if (this.tailSinceFetch > REFETCH_FACTOR * this.width()) {
       void this.fetch(null);
@@ -479,16 +397,13 @@ export class LivePlot {
   private redraw(range: [number, number] | null): void {
     const u = this.u;
     if (!u) return;
-    const n = this.xs.length;
-    const fields = this.spec.fields;
-    const distinct = [...new Set(this.senders)].sort((a, b) => a - b);
-    const multi = distinct.length > 1;
-    const keys = multi ? fields.flatMap((f) => distinct.map((s) => `${f} @${s}`)) : fields.slice();
+    const c = this.rows.columns();
+    const keys = c.keys;
     if (keys.join("\n") !== this.seriesKeys.join("\n")) {
       while (u.series.length > 1) u.delSeries(1);
       this.seriesKeys = keys;
-      this.seriesFields = multi ? fields.flatMap((f) => distinct.map(() => f)) : fields.slice();
-      this.seriesSenders = multi ? fields.flatMap(() => distinct) : fields.map(() => -1);
+      this.seriesFields = c.fields;
+      this.seriesSenders = c.senders;
       const y2 = new Set(this.y2Fields());
       keys.forEach((key, i) => {
         const f = this.seriesFields[i]!;
@@ -506,17 +421,7 @@ export class LivePlot {
       });
       this.mirrorHidden(u);
     }
-    const pos = new Map(distinct.map((s, i) => [s, i]));
-    // undefined: no row of this series at that time (spanned); null: a gap.
-    const cols: (number | null | undefined)[][] = keys.map(() => new Array<number | null | undefined>(n).fill(multi ? undefined : null));
-    for (let r = 0; r < n; r++) {
-      const sp = multi ? pos.get(this.senders[r]!)! : 0;
-      for (let k = 0; k < fields.length; k++) {
-        cols[multi ? k * distinct.length + sp : k]![r] = this.vals[k]![r] ?? null;
-      }
-    }
-    if (multi) for (const c of cols) widenGaps(c);
-    const data = [this.xs.slice(), ...cols] as uPlot.AlignedData;
+    const data = [this.rows.xs.slice(), ...c.cols] as uPlot.AlignedData;
     if (range) {
       u.batch(() => {
         u.setData(data, false);
@@ -577,10 +482,9 @@ export class LivePlot {
   }
 
   private onDraw(u: uPlot): void {
-    const n = u.data[0].length;
     const ds = this.el.dataset;
     // Rows drawn; the break rows that end lines at gaps are not points.
-    ds.points = String(n - this.brk.filter(Boolean).length);
+    ds.points = String(this.rows.points());
     ds.lastId = String(this.lastRowId || this.maxId);
     ds.drawnAt = String(Date.now());
     const last: Record<string, number | null> = {};
@@ -662,7 +566,8 @@ export class LivePlot {
     const hidden = new Set(u ? u.series.slice(1).flatMap((s, i) => (s.show === false ? [i] : [])) : []);
     const shown = new Set(this.seriesSenders.filter((s, i) => s >= 0 && !hidden.has(i)));
     const all = new Set(this.seriesSenders.filter((s) => s >= 0));
-    const v = this.visible() ?? [this.xs[0] ?? 0, this.xs[this.xs.length - 1] ?? 0];
+    const xs = this.rows.xs;
+    const v = this.visible() ?? [xs[0] ?? 0, xs[xs.length - 1] ?? 0];
     return definition({
       title: title ?? `${this.spec.stream}: ${this.spec.fields.join(", ")}`,
       stream: this.spec.stream,
@@ -709,11 +614,4 @@ export class LivePlot {
     this.u?.destroy();
     this.u = null;
   }
-}
-
-function toNum(v: unknown): number | null {
-  if (typeof v === "number") return v;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
-  return null;
 }

@@ -73,3 +73,21 @@ test("runs on one grid: each run's means, and the runs' mean and spread where al
   const sparse = onGrid([runs[0], { xs: [0.1], ys: [1] }], 2, 1);
   assert.deepEqual(sparse.mean, [8, null], "no band where a run is silent");
 });
+
+test("tail rows: rates against the sender's previous row, no rate after a restart, a break after a silence", async () => {
+  const { PlotRows } = await load("plotrows.ts");
+  const r = new PlotRows(["n"]);
+  // A fetched whole stream: sender 7 every second from t=100.
+  r.load({ start_time: 100, fields: [{ name: "oml_tuple_id" }, { name: "oml_sender_id" }, { name: "oml_ts_server" }, { name: "n" }],
+    rows: [[1, 7, 0, 5], [2, 7, 1, 6], [3, 7, 2, 7], [4, 7, 3, 8]], gaps: [] }, true);
+  assert.equal(r.tailValues(104, 7, { n: 100 }, true), null, "the first tail row only sets the base");
+  assert.deepEqual(r.tailValues(106, 7, { n: 110 }, true), [5]);
+  assert.deepEqual(r.tailValues(107, 7, { n: 3 }, true), [null], "a counter that went down");
+  assert.deepEqual(r.tailValues(108, 7, { n: 3 }, false), [3]);
+  r.addTail(104, 7, [1]);
+  assert.equal(r.points(), 5);
+  r.addTail(110, 7, [2]); // 6 s after the last row, period 1 s
+  assert.equal(r.points(), 6);
+  assert.equal(r.xs.length, 7, "a break row before it");
+  assert.deepEqual(r.columns().cols[0].slice(-3), [1, null, 2]);
+});
