@@ -1,15 +1,15 @@
 //! What the C benchmarks (`bench c-inject`, `bench c-observer`) share:
 //! compiling a C program of `crates/client-ffi/bench` against our liboml2
-//! and the reference one, a `streamgauge server` in another process, and
-//! the key=value lines the programs print.
+//! and the reference one and a `streamgauge server` in another process
+//! (both from `observe::liboml2`, which the observe runner's C flavours
+//! use too), and the key=value lines the programs print.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, Context, Result};
 
 /// Where the two libraries are (`None`: the defaults below): the flags
 /// `bench c-inject` and `bench c-observer` share.
@@ -32,19 +32,11 @@ pub struct Libraries {
     pub no_reference: bool,
 }
 
-/// One liboml2 to build against.
-#[derive(Debug, Clone)]
-pub struct Lib {
-    /// `streamgauge` or `reference`.
-    pub name: &'static str,
-    include: PathBuf,
-    lib: PathBuf,
-}
+pub use observe::liboml2::{compile, Lib};
 
 impl Libraries {
     /// Ours, then the reference unless `--no-reference`. Our library is
-    /// linked through symlinks in `tmp` (programs NEED the SONAME
-    /// liboml2.so.9, which cargo does not create).
+    /// linked through symlinks in `tmp` (see [`Lib::ours`]).
     pub(crate) fn libs(&self, tmp: &Path) -> Result<Vec<Lib>> {
         let dir = match &self.lib_dir {
             Some(d) => d.clone(),
@@ -53,73 +45,17 @@ impl Libraries {
                 .context("executable directory")?
                 .to_path_buf(),
         };
-        let so = dir.join("liboml2.so");
-        ensure!(
-            so.exists(),
-            "{} not found: build it with `cargo build --release -p client-ffi` or give --lib-dir",
-            so.display()
-        );
-        let link = tmp.join("ours-lib");
-        std::fs::create_dir_all(&link)?;
-        for name in ["liboml2.so", "liboml2.so.9"] {
-            std::os::unix::fs::symlink(&so, link.join(name))?;
-        }
-        let mut libs = vec![Lib {
-            name: "streamgauge",
-            include: self.include.clone().unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../client-ffi/include")
-            }),
-            lib: link,
-        }];
+        let mut libs = vec![Lib::ours(&dir, self.include.as_deref(), tmp)
+            .context("our liboml2 (give --lib-dir)")?];
         if !self.no_reference {
-            let prefix = match &self.reference {
-                Some(p) => p.clone(),
-                None => PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                    .join(".cache/oml-reference"),
-            };
-            ensure!(
-                prefix.join("lib/liboml2.so").exists(),
-                "reference liboml2 not found under {} (build it with the script in \
-                 shared/reference, give --reference, or pass --no-reference)",
-                prefix.display()
-            );
-            libs.push(Lib {
-                name: "reference",
-                include: prefix.join("include"),
-                lib: prefix.join("lib"),
-            });
+            let prefix = self
+                .reference
+                .clone()
+                .unwrap_or_else(observe::liboml2::default_reference);
+            libs.push(Lib::reference(&prefix).context("give --reference, or pass --no-reference")?);
         }
         Ok(libs)
     }
-}
-
-/// Writes `source` as `dir/<stem>.c` and compiles it (C99, -O2, every
-/// warning an error) against `lib`; returns the executable.
-pub fn compile(stem: &str, source: &str, lib: &Lib, dir: &Path) -> Result<PathBuf> {
-    let src = dir.join(format!("{stem}.c"));
-    std::fs::write(&src, source)?;
-    let exe = dir.join(format!("{stem}-{}", lib.name));
-    let out = Command::new("cc")
-        .args(["-O2", "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-pthread"])
-        .args(["-Wall", "-Wextra", "-Werror", "-pedantic"])
-        .arg("-I")
-        .arg(&lib.include)
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&lib.lib)
-        .arg("-loml2")
-        .arg(format!("-Wl,-rpath,{}", lib.lib.display()))
-        .output()
-        .context("running cc (a C compiler is needed)")?;
-    ensure!(
-        out.status.success(),
-        "compiling {stem}.c against the {} liboml2 failed:\n{}",
-        lib.name,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(exe)
 }
 
 /// Runs a benchmark program; returns its standard output (standard error,
@@ -172,66 +108,26 @@ pub fn num(f: &HashMap<String, String>, key: &str) -> Result<f64> {
 /// `streamgauge server` in a child process, SQLite in `data_dir`, on a
 /// free loopback port; stopped with SIGTERM on drop. The executable is the
 /// running one: these benchmarks run inside the `streamgauge` binary.
-pub struct ServerProc {
-    child: Child,
-    /// The listening address.
-    pub addr: SocketAddr,
-}
+pub struct ServerProc(observe::liboml2::ServerProc);
 
 impl ServerProc {
     pub fn start(data_dir: &Path) -> Result<ServerProc> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let child = Command::new(std::env::current_exe()?)
-            .args(["server", "--bind", "127.0.0.1", "--timeout", "0"])
-            .arg("--listen")
-            .arg(port.to_string())
-            .arg("--data-dir")
-            .arg(data_dir)
-            .args(["--debug-level", "-1", "--logfile"])
-            .arg(data_dir.join("server.log"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting `streamgauge server`")?;
-        let mut server = ServerProc {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(server.addr).is_err() {
-            if let Some(status) = server.child.try_wait()? {
-                bail!("`streamgauge server` exited at start ({status})");
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "the server did not listen in 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(server)
+        let exe = std::env::current_exe()?;
+        Ok(ServerProc(observe::liboml2::ServerProc::start(
+            &exe,
+            data_dir,
+            |cmd| cmd.spawn(),
+        )?))
     }
 
     /// CPU seconds (user + system) the server process has used so far.
     pub fn cpu_secs(&self) -> Option<f64> {
-        proc_cpu_secs(&format!("/proc/{}/stat", self.child.id()))
+        proc_cpu_secs(&format!("/proc/{}/stat", self.0.pid()))
     }
 
     /// `--oml-collect` for this server.
     pub fn uri(&self) -> String {
-        format!("tcp://{}", self.addr)
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        // SIGTERM: the server commits and closes its databases.
-        let term = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        if !term.is_ok_and(|s| s.success()) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        format!("tcp://{}", self.0.addr)
     }
 }
 
@@ -248,22 +144,7 @@ fn proc_cpu_secs(path: &str) -> Option<f64> {
 
 /// Rows of `table` in `db` once they reach `want` or stop growing for 10 s.
 pub fn wait_rows(db: &Path, table: &str, want: u64) -> u64 {
-    let count = || {
-        rusqlite::Connection::open(db)
-            .and_then(|c| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)))
-            .unwrap_or(0u64)
-    };
-    let (mut last, mut since) = (0, Instant::now());
-    loop {
-        let got = count();
-        if got >= want || since.elapsed() > Duration::from_secs(10) {
-            return got;
-        }
-        if got != last {
-            (last, since) = (got, Instant::now());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    observe::liboml2::wait_rows(db, table, want, Duration::from_secs(10))
 }
 
 /// Median and range of `v`.

@@ -22,15 +22,18 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+mod c_sender;
 mod capture_session;
 mod components;
 #[cfg(feature = "inline")]
 mod inline_agent;
 mod interrupt;
+mod iperf3;
+pub mod liboml2;
 pub mod plan;
 mod run;
 mod udp;
 mod veth;
 
 pub use plan::{Plan, RunSpec, Settings};
-pub use run::{execute, header};
+pub use run::{execute, execute_with, header, Tools};

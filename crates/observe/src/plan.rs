@@ -15,7 +15,10 @@ pub const MIN_REPLICATIONS: u32 = 3;
 pub const FACTORS: &[(&str, &str)] = &[
     (
         "flavour",
-        "uninstrumented | per-packet (one inject per packet) | filtered (per-packet inject, --oml-samples 100)",
+        "uninstrumented | per-packet (one inject per packet) | filtered (per-packet inject, --oml-samples 100) \
+         | c-uninstrumented | c-per-packet | c-filtered (the same sender in C through liboml2's API, our library) \
+         | c-per-packet-reference | c-filtered-reference (the C sender linked against the reference liboml2) \
+         | iperf3 | iperf3-wrapped (iperf3 over UDP between the veth namespaces, plain or under `streamgauge wrap iperf3`; network = \"veth\")",
     ),
     (
         "rate",
@@ -48,11 +51,19 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ),
     (
         "sent_pps",
-        "packets/s the sender itself counted in the trimmed window (not independent of it)",
+        "packets/s the sender itself counted in the trimmed window (not independent of it; the C sender's own counter; for iperf3 the sending interface's tx_packets)",
     ),
     (
         "loss",
         "1 - received / sent over the whole run (after a 100 ms drain)",
+    ),
+    (
+        "iperf3_bps",
+        "bits/s iperf3 itself measured at its receiver (the client's JSON, end.sum_received); iperf3 flavours only",
+    ),
+    (
+        "iperf3_loss",
+        "lost fraction of the datagrams iperf3 sent, by iperf3's own count (end.sum.lost_percent / 100); iperf3 flavours only",
     ),
     (
         "if_rx_pps",
@@ -70,6 +81,69 @@ pub enum Network {
     /// the capture session need real interfaces, and the receiving
     /// interface's counters count only the workload.
     Veth,
+}
+
+/// Every flavour level, in the order of [`FACTORS`]' description.
+pub const FLAVOURS: &[&str] = &[
+    "uninstrumented",
+    "per-packet",
+    "filtered",
+    "c-uninstrumented",
+    "c-per-packet",
+    "c-filtered",
+    "c-per-packet-reference",
+    "c-filtered-reference",
+    "iperf3",
+    "iperf3-wrapped",
+];
+
+/// A C flavour: the C sender, and how it reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CFlavour {
+    /// Calls liboml2 (otherwise it never enters the library).
+    pub instrumented: bool,
+    /// With `--oml-samples 100`.
+    pub filtered: bool,
+    /// Linked against the reference liboml2 instead of ours.
+    pub reference: bool,
+}
+
+/// Which program sends, from the flavour's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// The Rust sender threads of the runner (`uninstrumented`, `per-packet`, `filtered`).
+    Rust,
+    /// The C sender process (`c-*`).
+    C(CFlavour),
+    /// iperf3 (`iperf3`, `iperf3-wrapped`).
+    Iperf3 {
+        /// Both iperf3 sides run under `streamgauge wrap iperf3`.
+        wrapped: bool,
+    },
+}
+
+impl Sender {
+    /// The sender of a known flavour (None for an unknown name).
+    pub fn of(flavour: &str) -> Option<Sender> {
+        let c = |instrumented, filtered, reference| {
+            Some(Sender::C(CFlavour {
+                instrumented,
+                filtered,
+                reference,
+            }))
+        };
+        match flavour {
+            "uninstrumented" | "per-packet" | "filtered" => Some(Sender::Rust),
+            "c-uninstrumented" => c(false, false, false),
+            "c-per-packet" => c(true, false, false),
+            "c-filtered" => c(true, true, false),
+            "c-per-packet-reference" => c(true, false, true),
+            "c-filtered-reference" => c(true, true, true),
+            "iperf3" => Some(Sender::Iperf3 { wrapped: false }),
+            "iperf3-wrapped" => Some(Sender::Iperf3 { wrapped: true }),
+            _ => None,
+        }
+    }
 }
 
 /// The in-line agent's level.
@@ -187,9 +261,16 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Which program sends.
+    pub fn sender(&self) -> Sender {
+        Sender::of(&self.flavour).unwrap_or(Sender::Rust)
+    }
+
     /// What needs real interfaces (the veth network), if anything.
     fn needs_veth(&self) -> Option<&'static str> {
-        if self.inline != Inline::Off {
+        if matches!(self.sender(), Sender::Iperf3 { .. }) {
+            Some("iperf3 runs between the two namespaces, and the interfaces' counters are its independent responses")
+        } else if self.inline != Inline::Off {
             Some("the in-line agent attaches to the veth pair's interfaces")
         } else if self.capture != Capture::Off {
             Some("the capture session reads the receiving veth interface")
@@ -269,6 +350,25 @@ impl Plan {
             ensure!(
                 ip.is_ok_and(|o| o.status.success()),
                 "network = \"veth\" needs the `ip` command (iproute2)"
+            );
+        }
+        let senders = self.senders();
+        let runs = |tool: &str| {
+            std::process::Command::new(tool)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if senders.iter().any(|s| matches!(s, Sender::C(_))) {
+            ensure!(
+                runs("cc"),
+                "the c-* flavours compile their sender: install a C compiler as `cc` (apt install gcc)"
+            );
+        }
+        if senders.iter().any(|s| matches!(s, Sender::Iperf3 { .. })) {
+            ensure!(
+                runs("iperf3"),
+                "the iperf3 flavours need iperf3 (apt install iperf3)"
             );
         }
         Ok(())
@@ -369,6 +469,11 @@ impl Plan {
                 levels,
             });
         }
+        let flavours: Vec<String> = match factors.iter().find(|f| f.name == "flavour") {
+            Some(f) => f.levels.clone(),
+            None => vec![defaults.flavour.clone()],
+        };
+        check_flavours(&flavours, &raw.responses, raw.seconds)?;
         if let Some(goal) = raw.power {
             ensure!(
                 goal.effect.is_finite() && goal.effect != 0.0,
@@ -467,6 +572,56 @@ impl Plan {
     }
 }
 
+/// What the flavours a plan uses need of its other settings.
+fn check_flavours(flavours: &[String], responses: &[String], seconds: f64) -> Result<()> {
+    let iperf3: Vec<&String> = flavours
+        .iter()
+        .filter(|f| matches!(Sender::of(f), Some(Sender::Iperf3 { .. })))
+        .collect();
+    if let Some(f) = iperf3.first() {
+        ensure!(
+            seconds >= 1.0 && seconds.fract() == 0.0,
+            "flavour {f}: seconds = {seconds}: iperf3 runs whole seconds (its -t); give a whole number, at least 1"
+        );
+        for r in ["recv_pps", "loss"] {
+            ensure!(
+                !responses.iter().any(|x| x == r),
+                "flavour {f}: response {r} counts the runner's own receiver socket, which iperf3's datagrams do not reach; \
+                 use if_rx_pps (the receiving interface), iperf3_bps or iperf3_loss"
+            );
+        }
+    }
+    for r in ["iperf3_bps", "iperf3_loss"] {
+        if responses.iter().any(|x| x == r) {
+            let other = flavours
+                .iter()
+                .find(|f| !matches!(Sender::of(f), Some(Sender::Iperf3 { .. })));
+            if let Some(other) = other {
+                bail!("response {r} is iperf3's own figure; flavour {other} runs no iperf3 (compare it on if_rx_pps or sent_pps)");
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    /// Every flavour the plan's runs use.
+    pub fn flavours(&self) -> Vec<String> {
+        match self.factors.iter().find(|f| f.name == "flavour") {
+            Some(f) => f.levels.clone(),
+            None => vec![self.defaults.flavour.clone()],
+        }
+    }
+
+    /// The senders the plan's runs use.
+    pub fn senders(&self) -> Vec<Sender> {
+        self.flavours()
+            .iter()
+            .filter_map(|f| Sender::of(f))
+            .collect()
+    }
+}
+
 /// Cells whose effect the verdict tests: each level of the treatment (the
 /// first factor) but the baseline, in each combination of the others' levels.
 pub fn compared_cells(factors: &[Factor]) -> u32 {
@@ -503,8 +658,9 @@ fn apply(s: &mut Settings, factor: &str, level: &str) -> Result<()> {
     match factor {
         "flavour" => {
             ensure!(
-                matches!(level, "uninstrumented" | "per-packet" | "filtered"),
-                "unknown flavour {level:?}; known: uninstrumented, per-packet, filtered"
+                Sender::of(level).is_some(),
+                "unknown flavour {level:?}; known: {}",
+                FLAVOURS.join(", ")
             );
             s.flavour = level.to_owned();
         }

@@ -7,17 +7,119 @@
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 
+use crate::c_sender::Programs;
 use crate::components;
 use crate::interrupt;
-use crate::plan::{Network, Plan, RunSpec};
-use crate::udp::{self, Outcome, Sample};
+use crate::liboml2::{self, ServerProc};
+use crate::plan::{Network, Plan, RunSpec, Sender};
+use crate::udp::{self, Env, Outcome, Sample};
 use crate::veth::Pair;
+
+/// Where the programs the C and iperf3 flavours need are.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The `streamgauge` executable: its `server` is the collection server
+    /// of the C and wrapped flavours, its `wrap iperf3` the wrapper.
+    pub streamgauge: PathBuf,
+    /// The directory holding our liboml2.so (crates/client-ffi's build).
+    pub lib_dir: PathBuf,
+    /// The reference OML suite's installation prefix.
+    pub reference: PathBuf,
+}
+
+impl Tools {
+    /// `STREAMGAUGE_BIN` or the running executable; our liboml2.so beside
+    /// it (cargo builds both into one directory), or in
+    /// `STREAMGAUGE_LIBOML2_DIR`; the reference suite in
+    /// `STREAMGAUGE_OML_REFERENCE` or `~/.cache/oml-reference`.
+    pub fn from_env() -> Result<Tools> {
+        let streamgauge = match std::env::var_os("STREAMGAUGE_BIN") {
+            Some(p) => PathBuf::from(p),
+            None => std::env::current_exe().context("locating the running executable")?,
+        };
+        let lib_dir = match std::env::var_os("STREAMGAUGE_LIBOML2_DIR") {
+            Some(p) => PathBuf::from(p),
+            None => streamgauge
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+        };
+        let reference = std::env::var_os("STREAMGAUGE_OML_REFERENCE")
+            .map_or_else(liboml2::default_reference, PathBuf::from);
+        Ok(Tools {
+            streamgauge,
+            lib_dir,
+            reference,
+        })
+    }
+}
+
+/// What a plan's flavours need, set up once before its first run.
+struct Setup {
+    programs: Programs,
+    /// The collection server of the C and wrapped flavours.
+    collector: Option<(ServerProc, PathBuf)>,
+}
+
+impl Setup {
+    /// Stops the collection server (its rows were counted after each run;
+    /// it inherited the runner's blocked SIGTERM, so it is killed).
+    fn stop(self) {
+        if let Some((server, _)) = self.collector {
+            server.kill();
+        }
+    }
+
+    fn new(plan: &Plan, tools: &Tools, tmp: &Path, pair: Option<&Pair>) -> Result<Setup> {
+        let senders = plan.senders();
+        let c: Vec<_> = senders
+            .iter()
+            .filter_map(|s| match s {
+                Sender::C(f) => Some(*f),
+                _ => None,
+            })
+            .collect();
+        let programs = if c.is_empty() {
+            Programs::default()
+        } else {
+            let dir = tmp.join("c");
+            std::fs::create_dir_all(&dir)?;
+            let reference = c.iter().any(|f| f.reference).then_some(&*tools.reference);
+            Programs::build(&tools.lib_dir, reference, &dir)
+                .context("building the C sender (the c-* flavours)")?
+        };
+        let needs_collector = senders.iter().any(|s| match s {
+            Sender::C(f) => f.instrumented,
+            Sender::Iperf3 { wrapped } => *wrapped,
+            Sender::Rust => false,
+        });
+        let collector = if needs_collector {
+            let data = tmp.join("collector");
+            std::fs::create_dir_all(&data)?;
+            // In the sender's namespace: the reports stay on its loopback
+            // and never cross the measured veth link.
+            let server = ServerProc::start(&tools.streamgauge, &data, |cmd| match pair {
+                Some(p) => p.tx.spawn(cmd),
+                None => cmd.spawn(),
+            })
+            .context("starting the collection server of the instrumented flavours (set STREAMGAUGE_BIN to a streamgauge executable)")?;
+            Some((server, data))
+        } else {
+            None
+        };
+        Ok(Setup {
+            programs,
+            collector,
+        })
+    }
+}
 
 /// The columns of runs.csv for `plan`.
 pub fn header(plan: &Plan) -> String {
@@ -70,6 +172,11 @@ fn done(path: &Path, plan: &Plan, runs: &[RunSpec]) -> Result<BTreeSet<usize>> {
 /// A signal (Ctrl-C, SIGTERM, SIGHUP) stops the plan with an error after
 /// cleaning up; the run it interrupted is not recorded.
 pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
+    execute_with(plan, dir, progress, &Tools::from_env()?)
+}
+
+/// [`execute`] with the programs the C and iperf3 flavours use given.
+pub fn execute_with(plan: &Plan, dir: &Path, progress: bool, tools: &Tools) -> Result<usize> {
     // Before any thread starts: they inherit the blocked signals.
     let _signals = interrupt::catch()?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -89,6 +196,7 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
         Network::Loopback => None,
         Network::Veth => Some(Pair::new().context("creating the veth network")?),
     };
+    let setup = Setup::new(plan, tools, tmp.path(), pair.as_ref())?;
     if !skip.is_empty() {
         eprintln!(
             "observe: resuming: {} of {} runs already in {}",
@@ -103,7 +211,7 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
             continue;
         }
         let spec = &runs[id];
-        let result = one_run(plan, spec, id, tmp.path(), pair.as_ref());
+        let result = one_run(plan, spec, id, tmp.path(), pair.as_ref(), &setup, tools);
         if interrupt::interrupted() {
             bail!(
                 "interrupted before run {id} ended ({} of {} runs recorded in {}); run the plan again to resume",
@@ -173,6 +281,7 @@ pub fn execute(plan: &Plan, dir: &Path, progress: bool) -> Result<usize> {
             .close()
             .context("closing the sample stream's client")?;
     }
+    setup.stop();
     Ok(failed)
 }
 
@@ -184,6 +293,8 @@ fn one_run(
     id: usize,
     tmp: &Path,
     pair: Option<&Pair>,
+    setup: &Setup,
+    tools: &Tools,
 ) -> Result<(Outcome, Vec<components::ToolCount>)> {
     let settings = plan.settings(spec);
     let work = tmp.join(format!("run-{id}"));
@@ -194,18 +305,69 @@ fn one_run(
     let file = |name: &str| format!("file:{}", work.join(name).display());
     let result = components::attach(&settings, pair, &file("inline.omsp"), &work.join("capture"))
         .and_then(|attached| {
-            let outcome = udp::run(
+            let env = Env {
+                file: file("sender.omsp"),
+                collector: setup.collector.as_ref().map(|(s, _)| s.uri()),
+                domain: format!("observe_run{id}"),
+                programs: &setup.programs,
+                streamgauge: &tools.streamgauge,
+                work: &work,
+            };
+            let outcome = udp::run(&settings, plan.seconds, plan.interval, &env, pair);
+            let counted = attached.stop();
+            let outcome = outcome?;
+            let mut counted = counted?;
+            counted.extend(stored(
                 &settings,
+                &outcome,
+                setup,
+                &env.domain,
                 plan.seconds,
-                plan.interval,
-                &file("sender.omsp"),
-                pair,
-            );
-            let tools = attached.stop();
-            Ok((outcome?, tools?))
+            ));
+            Ok((outcome, counted))
         });
     let _ = std::fs::remove_dir_all(&work);
     result
+}
+
+/// What the instrumented C and wrapped iperf3 runs reported and what the
+/// collection server stored of it (tools.csv), once the server committed
+/// it (or stopped growing for a second).
+fn stored(
+    settings: &crate::plan::Settings,
+    o: &Outcome,
+    setup: &Setup,
+    domain: &str,
+    seconds: f64,
+) -> Vec<components::ToolCount> {
+    let Some((_, data)) = &setup.collector else {
+        return Vec::new();
+    };
+    let db = data.join(format!("{domain}.sq3"));
+    let stall = Duration::from_secs(1);
+    let mut out = Vec::new();
+    match settings.sender() {
+        Sender::C(f) if f.instrumented => {
+            let reported = o.reported.unwrap_or(0);
+            let want = if f.filtered { reported / 100 } else { reported };
+            let rows = liboml2::wait_rows(&db, "udp_sender_udp_tx", want, stall);
+            out.push(("c-sender", "reported", reported as f64));
+            out.push(("collector", "rows_stored", rows as f64));
+        }
+        Sender::Iperf3 { wrapped: true } => {
+            // One interval row a second (iperf3's default -i 1), and the
+            // summary rows of its end section.
+            let intervals = liboml2::wait_rows(&db, "iperf3_interval", seconds as u64, stall);
+            let summaries = liboml2::wait_rows(&db, "iperf3_summary", 3, stall);
+            out.push(("collector", "iperf3_interval_rows", intervals as f64));
+            out.push(("collector", "iperf3_summary_rows", summaries as f64));
+        }
+        _ => {}
+    }
+    if let Some(f) = &o.iperf3 {
+        out.push(("iperf3", "bits_per_second", f.bps));
+    }
+    out
 }
 
 fn append(path: &Path, header: &str) -> Result<File> {
@@ -236,6 +398,14 @@ fn responses(plan: &Plan, o: &Outcome) -> Result<Vec<String>> {
                 "recv_pps" => format!("{:.3}", rate(|s| s.received, r)?),
                 "sent_pps" => format!("{:.3}", rate(|s| s.sent, r)?),
                 "if_rx_pps" => format!("{:.3}", rate(|s| s.if_rx, r)?),
+                "iperf3_bps" | "iperf3_loss" => {
+                    let f = o.iperf3.context("iperf3 reported no figures")?;
+                    if r == "iperf3_bps" {
+                        format!("{:.1}", f.bps)
+                    } else {
+                        format!("{:.6}", f.loss)
+                    }
+                }
                 "loss" => {
                     if o.sent == 0 {
                         bail!("the sender sent nothing");

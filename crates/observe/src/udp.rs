@@ -1,10 +1,12 @@
 //! The UDP workload: a sender paced at a set rate, reporting every packet
-//! through our Rust client or not, and an uninstrumented receiver whose
+//! through our Rust client, through liboml2 from the C sender
+//! (`c_sender`), or not, and an uninstrumented receiver whose
 //! count is the independent response; over loopback, or from the sender's
 //! namespace to the receiver's over the veth pair, where the receiving
 //! interface's kernel counter is sampled too.
 
 use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,8 +15,9 @@ use anyhow::{bail, Context, Result};
 use client::{Client, Mp};
 use omsp::{OmlType, ValueRef};
 
+use crate::c_sender::{self, Programs};
 use crate::interrupt;
-use crate::plan::Settings;
+use crate::plan::{Sender, Settings};
 use crate::veth::{self, Netns, Pair};
 
 /// A sample: seconds since the run started, and the counters then.
@@ -39,21 +42,60 @@ pub struct Outcome {
     pub sent: u64,
     /// Datagrams received in the whole run (after a drain).
     pub received: u64,
+    /// Reports the instrumented C sender made (its injects that succeeded).
+    pub reported: Option<u64>,
+    /// iperf3's own figures (iperf3 flavours).
+    pub iperf3: Option<crate::iperf3::Figures>,
 }
 
 /// How long the receiver may still drain its socket after the senders stop.
 const DRAIN: Duration = Duration::from_millis(100);
 
+/// Where a run's instrumented sender reports, and what the C and iperf3
+/// flavours need.
+pub struct Env<'a> {
+    /// `--oml-collect` of the Rust flavours: a file of the run's own.
+    pub file: String,
+    /// The plan's collection server (`tcp:127.0.0.1:PORT`, in the sender's
+    /// namespace on veth), for the C and iperf3 flavours.
+    pub collector: Option<String>,
+    /// The run's domain on that server.
+    pub domain: String,
+    /// The C sender, compiled for the plan.
+    pub programs: &'a Programs,
+    /// The `streamgauge` executable (`wrap iperf3`).
+    pub streamgauge: &'a Path,
+    /// The run's scratch directory.
+    pub work: &'a Path,
+}
+
+impl Env<'_> {
+    /// The collector URI, which the plan started when a flavour needs it.
+    pub fn collector(&self) -> Result<&str> {
+        self.collector
+            .as_deref()
+            .context("no collection server was started for this plan")
+    }
+}
+
 /// Sends for `seconds` at `s.rate`, sampling the counters every
-/// `interval`; `report` is where an instrumented flavour reports (an
-/// --oml-collect URI); `net` the veth pair, or loopback when None.
+/// `interval`; `env` says where an instrumented flavour reports; `net` is
+/// the veth pair, or loopback when None.
 pub fn run(
     s: &Settings,
     seconds: f64,
     interval: f64,
-    report: &str,
+    env: &Env,
     net: Option<&Pair>,
 ) -> Result<Outcome> {
+    let c_flavour = match s.sender() {
+        Sender::Iperf3 { wrapped } => {
+            let net = net.context("the iperf3 flavours need network = \"veth\"")?;
+            return crate::iperf3::run(s, seconds, interval, env, net, wrapped);
+        }
+        Sender::C(f) => Some(f),
+        Sender::Rust => None,
+    };
     let rx_ns = net.map(|p| p.rx.try_clone()).transpose()?;
     let (rx, addr) = receiver_socket(rx_ns.as_ref())?;
     let received = Arc::new(AtomicU64::new(0));
@@ -72,11 +114,34 @@ pub fn run(
                 }
             })?
     };
+    // Stops the receiver whatever happens below.
+    let _receiver = StopOnDrop(Arc::clone(&stop));
     let instrument = match s.flavour.as_str() {
-        "uninstrumented" => None,
-        "per-packet" => Some(start_client(report, None)?),
-        "filtered" => Some(start_client(report, Some(100))?),
-        other => bail!("unknown flavour {other}"),
+        "per-packet" => Some(start_client(&env.file, None)?),
+        "filtered" => Some(start_client(&env.file, Some(100))?),
+        _ => None,
+    };
+    // The C sender is started (its library connected, its sockets made)
+    // before the clock starts.
+    let mut process = match c_flavour {
+        Some(f) => {
+            let collect = if f.instrumented { env.collector()? } else { "" };
+            Some(c_sender::start(
+                env.programs,
+                f,
+                s,
+                addr,
+                seconds,
+                collect,
+                &env.domain,
+                env.work,
+                |cmd| match net {
+                    Some(p) => p.tx.spawn(cmd),
+                    None => cmd.spawn(),
+                },
+            )?)
+        }
+        None => None,
     };
     // The interface counter is read from a thread inside the receiver's
     // namespace: the sampler.
@@ -87,28 +152,45 @@ pub fn run(
     // the set rate; instrumented ones share one measurement point (the
     // client gives each injecting thread a queue of its own).
     let mut senders = Vec::new();
-    for _ in 0..s.threads {
-        let (settings, count, halt) = (s.clone(), Arc::clone(&sent), Arc::clone(&halt));
-        let mp = instrument.as_ref().map(|(_, mp)| mp.clone());
-        let ns = net.map(|p| p.tx.try_clone()).transpose()?;
-        senders.push(
-            std::thread::Builder::new()
-                .name("sg-observe-tx".into())
-                .spawn(move || {
-                    if let Some(ns) = ns {
-                        ns.enter()?;
-                    }
-                    send(&settings, addr, seconds, mp.as_ref(), &count, &halt)
-                })?,
-        );
+    if let Some(p) = &mut process {
+        p.go()?;
+    } else {
+        for _ in 0..s.threads {
+            let (settings, count, halt) = (s.clone(), Arc::clone(&sent), Arc::clone(&halt));
+            let mp = instrument.as_ref().map(|(_, mp)| mp.clone());
+            let ns = net.map(|p| p.tx.try_clone()).transpose()?;
+            senders.push(
+                std::thread::Builder::new()
+                    .name("sg-observe-tx".into())
+                    .spawn(move || {
+                        if let Some(ns) = ns {
+                            ns.enter()?;
+                        }
+                        send(&settings, addr, seconds, mp.as_ref(), &count, &halt)
+                    })?,
+            );
+        }
     }
+    let count_sent = || match &process {
+        Some(p) => p.sent(),
+        None => sent.load(Ordering::Relaxed),
+    };
+    let count_received = || received.load(Ordering::SeqCst);
     let samples = std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 if let Some(ns) = &rx_ns {
                     ns.enter()?;
                 }
-                sample(t0, seconds, interval, &received, &sent, if_rx0, &halt)
+                let counters = Counters {
+                    received: &count_received,
+                    sent: &count_sent,
+                    if_rx: &|| match if_rx0 {
+                        Some(base) => Ok(veth::rx_packets(veth::RX_IF)? - base),
+                        None => Ok(0),
+                    },
+                };
+                sample(t0, seconds, interval, &counters, &halt)
             })
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
@@ -121,6 +203,9 @@ pub fn run(
                 .map_err(|_| anyhow::anyhow!("a sender thread panicked"))?
         })
         .collect();
+    // The C sender ends by itself when its time is up (after the last
+    // sample), once its library has sent every report.
+    let ended = process.map(c_sender::Running::finish).transpose();
     // Let the receiver drain what is still in its socket buffer.
     std::thread::sleep(DRAIN);
     stop.store(true, Ordering::Relaxed);
@@ -131,15 +216,44 @@ pub fn run(
             .context("closing the instrumented sender's client")?;
     }
     result?;
+    let ended = ended?;
     let samples = samples?;
     if interrupt::interrupted() {
         bail!("interrupted");
     }
+    let (sent, reported) = match &ended {
+        Some(e) => (
+            e.sent,
+            c_flavour.filter(|f| f.instrumented).map(|_| e.reported),
+        ),
+        None => (sent.load(Ordering::Relaxed), None),
+    };
     Ok(Outcome {
         samples,
-        sent: sent.load(Ordering::Relaxed),
+        sent,
         received: received.load(Ordering::Relaxed),
+        reported,
+        iperf3: None,
     })
+}
+
+/// Sets the flag when dropped (the receiver thread's stop, also on an early return).
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How the sampler reads each counter.
+pub struct Counters<'a> {
+    /// Datagrams the receiver got.
+    pub received: &'a (dyn Fn() -> u64 + Sync),
+    /// Datagrams the sender sent.
+    pub sent: &'a (dyn Fn() -> u64 + Sync),
+    /// The receiving interface's packets since the start (called in the sampler's namespace).
+    pub if_rx: &'a (dyn Fn() -> Result<u64> + Sync),
 }
 
 /// The receiver's socket (bound inside the receiver's namespace on veth)
@@ -181,13 +295,11 @@ fn interface_count(ns: &Netns) -> Result<u64> {
 }
 
 /// Samples the counters every `interval` until `seconds` (or an interrupt).
-fn sample(
+pub fn sample(
     t0: Instant,
     seconds: f64,
     interval: f64,
-    received: &AtomicU64,
-    sent: &AtomicU64,
-    if_rx0: Option<u64>,
+    counters: &Counters,
     halt: &AtomicBool,
 ) -> Result<Vec<Sample>> {
     let mut samples = Vec::new();
@@ -200,13 +312,10 @@ fn sample(
         // every sample holds received <= if_rx.
         let (t, received, sent) = (
             t0.elapsed().as_secs_f64(),
-            received.load(Ordering::SeqCst),
-            sent.load(Ordering::Relaxed),
+            (counters.received)(),
+            (counters.sent)(),
         );
-        let if_rx = match if_rx0 {
-            Some(base) => veth::rx_packets(veth::RX_IF)? - base,
-            None => 0,
-        };
+        let if_rx = (counters.if_rx)()?;
         samples.push(Sample {
             t,
             received,

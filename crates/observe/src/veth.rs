@@ -64,6 +64,36 @@ impl Netns {
             .with_context(|| format!("entering namespace {}", self.name))
     }
 
+    /// Starts `cmd` inside this namespace (from a thread that entered it:
+    /// a child process starts in its parent thread's namespace).
+    pub fn spawn(&self, cmd: &mut Command) -> std::io::Result<std::process::Child> {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    self.enter().map_err(std::io::Error::other)?;
+                    cmd.spawn()
+                })
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
+    /// The interface table (`/proc/thread-self/net/dev`) of this
+    /// namespace, opened from inside it: the open file keeps showing this
+    /// namespace's counters to any thread that reads it ([`tx_packets`]).
+    pub fn dev_table(&self) -> Result<File> {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    self.enter()?;
+                    File::open("/proc/thread-self/net/dev")
+                        .context("opening /proc/thread-self/net/dev")
+                })
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
     /// Another handle to the same namespace (for a thread of its own).
     pub fn try_clone(&self) -> Result<Netns> {
         Ok(Netns {
@@ -175,11 +205,38 @@ pub fn rx_packets(dev: &str) -> Result<u64> {
     parse_rx_packets(&text, dev).with_context(|| format!("no interface {dev} in this namespace"))
 }
 
+/// Packets sent so far by `dev`, from an interface table opened by
+/// [`Netns::dev_table`] (read from its start each time: the kernel
+/// regenerates it).
+pub fn tx_packets(table: &File, dev: &str) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut len = 0;
+    loop {
+        let n = table.read_at(&mut buf[len..], len as u64)?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+    }
+    let text = String::from_utf8_lossy(&buf[..len]);
+    parse_packets(&text, dev, 9).with_context(|| format!("no interface {dev} in the table"))
+}
+
 fn parse_rx_packets(text: &str, dev: &str) -> Option<u64> {
+    parse_packets(text, dev, 1)
+}
+
+/// Column `col` of `dev`'s line after the colon (receive: bytes, packets,
+/// errs, drop, fifo, frame, compressed, multicast; then transmit: bytes,
+/// packets, ...): 1 is rx_packets, 9 tx_packets.
+fn parse_packets(text: &str, dev: &str, col: usize) -> Option<u64> {
     text.lines().find_map(|l| {
         let (name, rest) = l.split_once(':')?;
-        // Receive: bytes, packets, ...
-        (name.trim() == dev).then(|| rest.split_whitespace().nth(1)?.parse().ok())?
+        (name.trim() == dev).then(|| rest.split_whitespace().nth(col)?.parse().ok())?
     })
 }
 
@@ -213,5 +270,6 @@ mod tests {
         assert_eq!(parse_rx_packets(text, "sgo1"), Some(123_456));
         assert_eq!(parse_rx_packets(text, "lo"), Some(2));
         assert_eq!(parse_rx_packets(text, "sgo0"), None);
+        assert_eq!(parse_packets(text, "lo", 9), Some(2));
     }
 }
