@@ -793,6 +793,31 @@ rate = [1000, "max"]
     }
 
     #[test]
+    fn the_c_and_iperf3_flavours_name_their_sender() {
+        let text = OK.replace(
+            "[\"uninstrumented\", \"per-packet\"]",
+            "[\"c-uninstrumented\", \"c-per-packet\", \"c-filtered-reference\"]",
+        );
+        let p = Plan::parse(&text).unwrap();
+        let senders = p.senders();
+        assert_eq!(
+            senders[2],
+            Sender::C(CFlavour {
+                instrumented: true,
+                filtered: true,
+                reference: true
+            })
+        );
+        assert_eq!(p.settings(&p.runs()[0]).sender(), senders[0]);
+        let iperf = "name = \"i\"\nreplications = 3\nseconds = 2\nnetwork = \"veth\"\n\
+                     responses = [\"if_rx_pps\", \"iperf3_bps\", \"iperf3_loss\"]\n\
+                     [factors]\nflavour = [\"iperf3\", \"iperf3-wrapped\"]\n";
+        let p = Plan::parse(iperf).unwrap();
+        assert_eq!(p.senders()[1], Sender::Iperf3 { wrapped: true });
+        assert!(FLAVOURS.iter().all(|f| Sender::of(f).is_some()));
+    }
+
+    #[test]
     fn bad_plans_are_refused_with_the_reason() {
         let cases = [
             (
@@ -856,6 +881,30 @@ rate = [1000, "max"]
             (
                 format!("{OK}[power]\neffect = 0.1\ncv = 0.1\nbeta = 0.2\n"),
                 "unknown field `beta`",
+            ),
+            (
+                OK.replace("\"per-packet\"", "\"iperf3\""),
+                "needs network = \"veth\": iperf3 runs between the two namespaces",
+            ),
+            (
+                OK.replace("seconds = 1.0", "seconds = 1.5")
+                    .replace("[factors]", "network = \"veth\"\n[factors]")
+                    .replace("\"per-packet\"", "\"iperf3-wrapped\""),
+                "iperf3 runs whole seconds",
+            ),
+            (
+                OK.replace("seconds = 1.0", "seconds = 1")
+                    .replace("[factors]", "network = \"veth\"\n[factors]")
+                    .replace("\"per-packet\"", "\"iperf3\""),
+                "response recv_pps counts the runner's own receiver socket",
+            ),
+            (
+                OK.replace("recv_pps", "iperf3_bps"),
+                "flavour uninstrumented runs no iperf3",
+            ),
+            (
+                OK.replace("\"per-packet\"", "\"c-sampled\""),
+                "known: uninstrumented, per-packet, filtered, c-uninstrumented",
             ),
         ];
         for (text, want) in cases {
