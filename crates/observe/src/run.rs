@@ -68,15 +68,18 @@ struct Setup {
     collector: Option<(ServerProc, PathBuf)>,
 }
 
-impl Setup {
-    /// Stops the collection server (its rows were counted after each run;
-    /// it inherited the runner's blocked SIGTERM, so it is killed).
-    fn stop(self) {
-        if let Some((server, _)) = self.collector {
+impl Drop for Setup {
+    /// Stops the collection server at once, also when the plan fails or is
+    /// interrupted: its rows were counted after each run, and it inherited
+    /// the runner's blocked SIGTERM (see `interrupt`).
+    fn drop(&mut self) {
+        if let Some((server, _)) = self.collector.take() {
             server.kill();
         }
     }
+}
 
+impl Setup {
     fn new(plan: &Plan, tools: &Tools, tmp: &Path, pair: Option<&Pair>) -> Result<Setup> {
         let senders = plan.senders();
         let c: Vec<_> = senders
@@ -281,7 +284,7 @@ pub fn execute_with(plan: &Plan, dir: &Path, progress: bool, tools: &Tools) -> R
             .close()
             .context("closing the sample stream's client")?;
     }
-    setup.stop();
+    drop(setup);
     Ok(failed)
 }
 
