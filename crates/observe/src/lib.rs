@@ -5,7 +5,11 @@
 //! veth pair with our in-line agent and a capture session on the path —
 //! and responses measured independently of the instrumented tool (an
 //! uninstrumented receiver socket, the receiving interface's kernel
-//! counter). The statistics are the Python package `streamgauge.observe`;
+//! counter). Besides the Rust client, the sender can be a C program
+//! reporting through liboml2 (ours or the reference one, built by
+//! [`liboml2`]) or iperf3, plain or under `streamgauge wrap iperf3`, both
+//! reporting to a collection server in the sender's namespace.
+//! The statistics are the Python package `streamgauge.observe`;
 //! docs/observer-effect.md describes the method and publishes our study.
 //!
 //! ```no_run
