@@ -188,4 +188,18 @@ async fn metrics_and_self_domain_match_what_was_stored() {
         )
         .unwrap();
     assert_eq!(seqs, n, "server_stats seq runs 0..n");
+    // The cumulative columns are declared counters; the gauges are not.
+    let counters: Vec<String> = db
+        .prepare(
+            "SELECT subject FROM _experiment_metadata \
+             WHERE key = 'kind' AND value = 'counter' ORDER BY subject",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(counters.len(), 8, "{counters:?}");
+    assert!(counters.contains(&".server_stats.tuples_stored".to_owned()));
+    assert!(!counters.contains(&".server_stats.connections_open".to_owned()));
 }

@@ -10,7 +10,10 @@
 //!   over every other domain.
 //!
 //! Both go into `<data-dir>/<NAME>.sq3` with sender `server`, once per
-//! second and once more at shutdown.
+//! second and once more at shutdown. When the session opens, the
+//! cumulative columns of `server_stats` are declared counters (metadata
+//! `kind=counter` on `.server_stats.<column>`, as clients declare units),
+//! so the query API can serve their rates and plots draw rates by default.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -33,6 +36,9 @@ pub const STATS_SCHEMA: &str = "2 server_stats connections_accepted:uint64 \
      connections_open:uint64 bytes_received:uint64 tuples_received:uint64 \
      tuples_stored:uint64 tuples_rejected:uint64 decode_errors:uint64 commits:uint64 \
      writer_backlog:uint64 reject_log_lines_suppressed:uint64";
+
+/// The `server_stats` columns that are not counters (gauges of now).
+const STATS_GAUGES: &[&str] = &["connections_open", "writer_backlog"];
 
 /// The `sender-id` of the server's own rows.
 pub const SENDER: &str = "server";
@@ -144,14 +150,44 @@ impl Session {
         } = answer.await.map_err(|_| "writer is gone")??;
         let clients = register(&db, CLIENTS_SCHEMA).await?;
         let stats = register(&db, STATS_SCHEMA).await?;
-        Ok(Session {
+        let session = Session {
             db,
             sender: sender_id,
             start,
             db_start: db_start as f64,
             clients: (clients, 0),
             stats: (stats, 0),
-        })
+        };
+        session.declare_counters().await?;
+        Ok(session)
+    }
+
+    /// Declares the cumulative `server_stats` columns counters: metadata
+    /// rows (stream 0) as a client's `kind` declarations would be stored.
+    async fn declare_counters(&self) -> Result<(), String> {
+        let schema0 = omsp::metadata::schema0();
+        let cols =
+            omsp::metadata::MetadataColumns::of(&schema0).ok_or("schema 0 lacks a column")?;
+        let stats = Schema::parse(STATS_SCHEMA).map_err(|e| e.to_string())?;
+        let table = register(&self.db, &schema0.to_string()).await?;
+        let now = unix_now().max(self.start);
+        let rows = stats
+            .fields
+            .iter()
+            .filter(|f| !STATS_GAUGES.contains(&f.name.as_str()))
+            .enumerate()
+            .map(|(seq, f)| {
+                let mut values = vec![Value::String(String::new()); schema0.fields.len()];
+                values[cols.subject] = Value::String(format!(".{}.{}", stats.name, f.name));
+                values[cols.key] = Value::String("kind".to_owned());
+                values[cols.value] = Value::String("counter".to_owned());
+                self.row(table, seq as i64, now, values)
+            })
+            .collect();
+        self.db
+            .send(Command::Rows(rows, None, None))
+            .await
+            .map_err(|()| "writer is gone".to_owned())
     }
 
     fn row(&self, table: TableId, seq: i64, now: f64, values: Vec<Value>) -> Row {
