@@ -335,7 +335,7 @@ fn one_run(
 
 /// What the instrumented C and wrapped iperf3 runs reported and what the
 /// collection server stored of it (tools.csv), once the server committed
-/// it (or stopped growing for a second).
+/// it (or stopped growing for 2 s).
 fn stored(
     settings: &crate::plan::Settings,
     o: &Outcome,
@@ -347,7 +347,7 @@ fn stored(
         return Vec::new();
     };
     let db = data.join(format!("{domain}.sq3"));
-    let stall = Duration::from_secs(1);
+    let stall = Duration::from_secs(2);
     let mut out = Vec::new();
     match settings.sender() {
         Sender::C(f) if f.instrumented => {

@@ -204,7 +204,11 @@ pub fn run(
         })
         .collect();
     // The C sender ends by itself when its time is up (after the last
-    // sample), once its library has sent every report.
+    // sample), once its library has sent every report; after a signal it
+    // is killed (by its drop) instead of waited for.
+    if interrupt::interrupted() {
+        process = None;
+    }
     let ended = process.map(c_sender::Running::finish).transpose();
     // Let the receiver drain what is still in its socket buffer.
     std::thread::sleep(DRAIN);
