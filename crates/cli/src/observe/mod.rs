@@ -41,6 +41,14 @@ struct RunArgs {
     /// Validate the plan and print the run order; run nothing.
     #[arg(long)]
     check: bool,
+    /// Directory holding our liboml2.so for the c-* flavours [default:
+    /// this executable's directory, or $STREAMGAUGE_LIBOML2_DIR].
+    #[arg(long, value_name = "DIR")]
+    lib_dir: Option<PathBuf>,
+    /// Prefix of the reference OML suite for the *-reference flavours
+    /// [default: ~/.cache/oml-reference, or $STREAMGAUGE_OML_REFERENCE].
+    #[arg(long, value_name = "DIR")]
+    reference: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -178,7 +186,14 @@ fn run_plan(a: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("observe-{}", plan.name)));
-    let failed = ::observe::execute(&plan, &dir, true)?;
+    let mut tools = ::observe::Tools::from_env()?;
+    if let Some(d) = &a.lib_dir {
+        tools.lib_dir = d.clone();
+    }
+    if let Some(r) = &a.reference {
+        tools.reference = r.clone();
+    }
+    let failed = ::observe::execute_with(&plan, &dir, true, &tools)?;
     let csv = dir.join("runs.csv");
     eprintln!(
         "observe: {} runs in {} ({failed} failed); next: streamgauge observe analyze {} --out {}",
