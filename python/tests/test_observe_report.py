@@ -62,3 +62,20 @@ def test_a_treatment_without_successful_runs_is_reported_not_dropped(tmp_path):
     md = (tmp_path / "r.md").read_text()
     assert md.count("sender exited 1") == 3
     assert "not analysed (every treatment needs at least 2 successful runs" in md
+
+
+def test_a_response_without_variation_is_reported_not_failed(tmp_path):
+    """A loss of 0 in every run (a rate the path carries): the residual
+    variance is zero and F undefined; the analysis says so, lists the cell
+    means, and neither crashes nor writes NaN into the JSON."""
+    from streamgauge.observe.__main__ import main
+
+    vals = [(fl, rate, rep, 0.0) for fl in ("uninstrumented", "per-packet") for rate in ("1", "2") for rep in range(3)]
+    write_runs(tmp_path / "runs.csv", vals)
+    out = tmp_path / "a.json"
+    assert main(["analyze", str(tmp_path / "runs.csv"), "--out", str(out), "--permutations", "99"]) == 0
+    assert "NaN" not in out.read_text()
+    assert main(["report", str(out), "--md", str(tmp_path / "r.md")]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "no test (the response has the same value in every run)" in md
+    assert md.count("| 0.0 |") + md.count("| 0 |") >= 4

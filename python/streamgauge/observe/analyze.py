@@ -51,6 +51,16 @@ def _one(df, response, design, factors, alpha, permutations, resamples, seed, st
         r["error"] = "every treatment needs at least 2 successful runs for the ANOVA"
         r["verdict"] = f"{response}: not analysed ({r['error']})."
         return r
+    if all(m["sd"] == 0 for m in means):
+        # Every run of every treatment measured the same value (a loss of 0
+        # at a rate the path carries): the residual variance is zero, F and
+        # every interval are undefined, and there is no effect to find.
+        # Not an error: the plan ran, and the answer is in the means.
+        same = len({m["mean"] for m in means}) == 1
+        r["skipped"] = ("the response has the same value in every run" if same else
+                        "the response does not vary within any treatment (zero residual variance)")
+        r["verdict"] = f"{response}: no test ({r['skipped']}); the cell means are listed."
+        return r
     f = anova.fit(df, factors)
     r["formula"] = f"{response} ~ " + " * ".join(factors)
     r["anova_type2"] = anova.table(f, 2)

@@ -88,6 +88,10 @@ def _response(d: Doc, r: dict, des: dict, stem: str):
     d.p(r["verdict"])
     if "error" in r:
         return
+    if "skipped" in r:
+        factors = [k for k in r["cells"][0] if k not in ("n", "mean", "sd")]
+        d.table([*factors, "n", "mean"], [[c[f] for f in factors] + [c["n"], c["mean"]] for c in r["cells"]])
+        return
     d.p(f"Model: {r['formula']} (sum-to-zero contrasts), {r['n']} runs; decisions use the {r['test_used']}.")
     c = r["checks"]
     d.h(3, "Assumption checks")
