@@ -21,6 +21,18 @@ pub const DEFAULT_BATCH_BYTES: usize = 1 << 20;
 /// client costs at most this much header memory.
 pub const PRE_AUTH_HEADER: usize = 64 * 1024;
 
+/// A header past this many bytes is *large*: reading more of it needs one
+/// of [`LARGE_HEADERS_AT_ONCE`] places. Headers of real clients (a few
+/// schemas) stay far below; the limit itself ([`omsp::Limits`]) is 4 MiB.
+pub const LARGE_HEADER: u64 = 64 * 1024;
+
+/// Connections reading a large header at once. Each may hold up to the
+/// header limit and its parsed schemas (4 096 fields each): 64 maximal
+/// headers at once made the server hold 600 MiB and spend the cores on
+/// them. The others stop reading (TCP holds their clients) until a place
+/// is free, their idle timeout passes, or the server shuts down.
+pub const LARGE_HEADERS_AT_ONCE: usize = 4;
+
 /// Where the databases live.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Backend {

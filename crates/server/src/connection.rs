@@ -74,6 +74,9 @@ pub struct Shared {
     /// moves once its header is complete ([`crate::socket`]). `None`: the
     /// whole connection runs where it was accepted.
     pub collection: Option<tokio::runtime::Handle>,
+    /// Places for connections reading a large header
+    /// ([`crate::config::LARGE_HEADERS_AT_ONCE`]).
+    pub large_headers: Arc<tokio::sync::Semaphore>,
 }
 
 /// Why a connection ended (for the log).
@@ -192,6 +195,9 @@ struct Connection {
     /// The complete header, decoded before the move, until its session
     /// starts.
     header: Option<Header>,
+    /// This connection's place among those reading a large header, while
+    /// it reads one.
+    large_header: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Serves one client until it leaves, errs, idles out or shutdown drains it.
@@ -232,6 +238,7 @@ pub async fn serve<S: Movable, L: Send + 'static>(
         fatal: None,
         moving: collection.is_some(),
         header: None,
+        large_header: None,
     };
     let Some(collection) = collection else {
         let end = conn.session_phase(stream, shutdown).await;
@@ -379,6 +386,23 @@ impl Connection {
                 }
                 None => self.shared.idle_timeout,
             };
+            if self.needs_large_header_place() {
+                let sem = Arc::clone(&self.shared.large_headers);
+                let wait = async {
+                    match limit {
+                        Some(d) => tokio::time::timeout(d, sem.acquire_owned()).await.ok(),
+                        None => Some(sem.acquire_owned().await),
+                    }
+                };
+                let got = tokio::select! {
+                    p = wait => p,
+                    () = shutdown.requested() => return End::Shutdown,
+                };
+                match got {
+                    Some(Ok(p)) => self.large_header = Some(p),
+                    _ => return End::Idle,
+                }
+            }
             let read = tokio::select! {
                 r = read_for(&mut stream, buf.room(), limit) => r,
                 () = summary_due(&self.rejects) => {
@@ -428,6 +452,9 @@ impl Connection {
             if let Err(reason) = processed.and(self.flush().await) {
                 return End::Error(reason);
             }
+            if self.header.is_some() || self.session.is_some() {
+                self.large_header = None;
+            }
             if self.moving && self.header.is_some() {
                 return End::Moving;
             }
@@ -435,6 +462,16 @@ impl Connection {
                 return if draining { End::Shutdown } else { End::Closed };
             }
         }
+    }
+
+    /// Whether the connection is inside a large header without a place to
+    /// read more of it ([`crate::config::LARGE_HEADERS_AT_ONCE`]).
+    fn needs_large_header_place(&self) -> bool {
+        self.large_header.is_none()
+            && self.session.is_none()
+            && self.header.is_none()
+            && self.decoder.offset() + self.decoder.buffered() as u64 > crate::config::LARGE_HEADER
+            && self.decoder.partial_header().is_some()
     }
 
     /// With token authentication on, a header that has not yet shown a

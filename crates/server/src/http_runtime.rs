@@ -29,6 +29,14 @@ use crate::shutdown::Shutdown;
 /// Highest nice value Linux accepts.
 pub const MAX_NICE: i32 = 19;
 
+/// Threads of a runtime's blocking pool (SQL reads, tail rounds, tile
+/// upkeep), instead of tokio's 512. Hundreds of tails opened at once made
+/// as many threads, each with its stack, allocator heap and database
+/// cache mapped and unmapped again: work, and memory-map changes that
+/// collection threads wait for, done at the lowest priority. Past this
+/// many, reads queue for a thread.
+pub const MAX_BLOCKING_THREADS: usize = 16;
+
 /// A runtime for the HTTP endpoints; shut down in the background when
 /// dropped, so dropping it inside another runtime is fine.
 #[derive(Debug)]
@@ -50,6 +58,7 @@ impl HttpRuntime {
         let nice = nice.clamp(0, MAX_NICE);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name(name)
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
             .on_thread_start(move || set_thread_nice(nice))
             // An HTTP thread that goes idle after a burst (tails, slow
             // clients) hands back what it freed (see `trim`).

@@ -185,6 +185,9 @@ impl Server {
             collection: accept_rt
                 .as_ref()
                 .map(|_| tokio::runtime::Handle::current()),
+            large_headers: Arc::new(tokio::sync::Semaphore::new(
+                crate::config::LARGE_HEADERS_AT_ONCE,
+            )),
         });
         let (trigger, shutdown) = Shutdown::new();
         // Every connection task holds a clone; recv() returns None once all are done.
