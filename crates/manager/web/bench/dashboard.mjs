@@ -279,6 +279,30 @@ try {
     log(`warm first draw ${i + 1}/${WARM}: ${w.ms.toFixed(0)} ms`);
   }
 
+  // Where the time goes: one plot's rows request as the page makes it
+  // (width 1340 px here), timed from here straight to the collector and
+  // through the manager, with and without the gaps.
+  const timeGet = async (u, headers) => {
+    const t = performance.now();
+    const r = await fetch(u, { headers });
+    const body = await r.text();
+    if (!r.ok) throw new Error(`${u}: ${r.status} ${body.slice(0, 300)}`);
+    return performance.now() - t;
+  };
+  const width = await page.evaluate(() => document.querySelector("div.plot .uplot")?.clientWidth ?? 0);
+  const qs = (gaps) => `fields=oml_tuple_id,oml_sender_id,oml_ts_server,f0&points=${Math.max(64, width)}${gaps ? "&gaps=3" : ""}`;
+  const cookie = (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+  const one = {};
+  for (const [name, base, headers] of [["collector", `http://127.0.0.1:${http}/api/v1/domains/${DOMAIN}`, {}], ["manager", `${manager.url}/api/v1/experiments/${exp.id}/query`, { Cookie: cookie }]]) {
+    for (const gaps of [true, false]) {
+      const t = [];
+      for (let i = 0; i < 3; i++) t.push(await timeGet(`${base}/streams/${STREAM}/rows?${qs(gaps)}`, headers));
+      one[`${name}${gaps ? " gaps=3" : ""}`] = median(t);
+    }
+  }
+  const oneText = Object.entries(one).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join(", ");
+  log(`one plot's rows request (points=${Math.max(64, width)}, median of 3): ${oneText}`);
+
   // The same, but reloading the page while its 8 plots follow the stream
   // live (one Server-Sent Events connection each): Chromium opens at most
   // 6 HTTP/1.1 connections per host, so this shows whether the page can
@@ -359,6 +383,7 @@ try {
   console.log(`# plots: ${sel.join("; ")}`);
   console.log(`# first draw, navigation → all 8 plots drawn: cold ${cold.ms.toFixed(0)} ms (${coldRatio.toFixed(2)}× the wanted ${WANT_FIRST_DRAW_MS} ms); ` +
     `warm median ${warmMed.toFixed(0)} ms of ${WARM} (${(warmMed / WANT_FIRST_DRAW_MS).toFixed(2)}×), max ${Math.max(...warm).toFixed(0)} ms`);
+  console.log(`# one plot's rows request alone (as the page asks it, median of 3): ${oneText}`);
   console.log(`# the same page loaded over itself while its plots follow live (8 event streams open): ${reload}`);
   console.log(`# live update, ${sent.length} rows (${RATE}/s from each of 2 senders for ${LIVE_S} s), send → drawn on each plot showing the sender (${lat.length} draws, ${missed} not drawn): ` +
     `median ${median(lat)} ms (${(median(lat) / WANT_LATENCY_MS).toFixed(2)}× the wanted ${WANT_LATENCY_MS} ms), p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms; ` +
