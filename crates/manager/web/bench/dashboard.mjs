@@ -184,27 +184,47 @@ async function firstDraw(page, url, timeout, { fromBlank = true } = {}) {
   // first (see the reload check below for why).
   if (fromBlank) await page.goto("about:blank");
   await page.goto(url, { timeout });
+  // Settled: every plot drew its downsampled rows, or shows why not (an
+  // error, e.g. the query API's 503 query_timeout; the plot then follows
+  // the tail alone, whose recent rows are not the dashboard's first draw).
   await page.waitForFunction(() => {
     const plots = [...document.querySelectorAll("div.plot")];
-    return plots.length === 8 && plots.every((e) => Number(e.dataset.points) > 0);
+    return plots.length === 8 && plots.every((e) => e.querySelector(".plot-status .error") || Number(e.dataset.points) > 0);
   }, null, { timeout, polling: "raf" }).catch(async (e) => {
     const state = await page.evaluate(() => [...document.querySelectorAll("div.plot")]
       .map((el) => `${el.dataset.fields}: points ${el.dataset.points}, ${el.querySelector(".plot-status")?.textContent}`)).catch(() => []);
     const text = await page.evaluate(() => document.body.innerText.slice(0, 1500)).catch(() => "");
     throw new Error(`the 8 plots were not all drawn (${state.length} plots: ${state.join("; ")}; the page says: ${text}): ${e.message}`);
   });
-  return page.evaluate(() => {
+  const r = await page.evaluate(() => {
     const plots = [...document.querySelectorAll("div.plot")];
     return {
       ms: Math.max(...plots.map((e) => Number(e.dataset.drawnAt))) - performance.timeOrigin,
       points: plots.map((e) => Number(e.dataset.points)),
+      errors: plots.flatMap((e) => {
+        const x = e.querySelector(".plot-status .error");
+        return x ? [`${e.dataset.fields}: ${x.textContent}`] : [];
+      }),
     };
   });
+  if (r.errors.length) r.ms = NaN;
+  return r;
 }
+
+/** A first draw as printed: its time, or the plots that failed. */
+const drawText = (r) => (r.errors.length ? `FAILED, ${r.errors.length} of 8 plots: ${r.errors[0]}` : `${r.ms.toFixed(0)} ms`);
 
 const dir = tempDir("dashbench");
 const procs = [];
 let browser;
+// Interrupted: the server, manager and browser stop, the directory goes.
+process.once("SIGINT", async () => {
+  console.error("interrupted: stopping");
+  await browser?.close().catch(() => {});
+  for (const p of procs) await p.stop().catch(() => {});
+  if (!opt.keep) removeDir(dir);
+  process.exit(130);
+});
 try {
   log(`binary ${BIN}; ${ROWS.toLocaleString("en")} rows; machine load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   const data = join(dir, "server");
@@ -271,12 +291,14 @@ try {
   await page.waitForSelector("#token-name");
   const url = `${manager.url}/experiments/${exp.id}/plots`;
   const cold = await firstDraw(page, url, Number(process.env.COLD_TIMEOUT_MS || 900_000));
-  log(`cold first draw (the query API builds its tiles): ${cold.ms.toFixed(0)} ms; points per plot ${cold.points.join(" ")}`);
+  log(`cold first draw (the query API builds its tiles): ${drawText(cold)}; points per plot ${cold.points.join(" ")}`);
   const warm = [];
+  const warmFailed = [];
   for (let i = 0; i < WARM; i++) {
     const w = await firstDraw(page, url, 120_000);
-    warm.push(w.ms);
-    log(`warm first draw ${i + 1}/${WARM}: ${w.ms.toFixed(0)} ms`);
+    if (w.errors.length) warmFailed.push(w);
+    else warm.push(w.ms);
+    log(`warm first draw ${i + 1}/${WARM}: ${drawText(w)}`);
   }
 
   // Where the time goes: one plot's rows request as the page makes it
@@ -309,7 +331,7 @@ try {
   // still load then.
   let reload;
   try {
-    reload = `${(await firstDraw(page, url, 20_000, { fromBlank: false })).ms.toFixed(0)} ms`;
+    reload = drawText(await firstDraw(page, url, 20_000, { fromBlank: false }));
   } catch (e) {
     reload = `not drawn within 20 s (${e.message.split("\n")[0].slice(0, 300)})`;
   }
@@ -376,13 +398,15 @@ try {
   const silent = plots.map((_, i) => i).filter((i) => !draws.some((x) => x[0] === i)).map((i) => plots[i].title);
   await ctx.close();
 
-  const coldRatio = cold.ms / WANT_FIRST_DRAW_MS;
-  const warmMed = median(warm);
+  const ratio = (ms) => `${(ms / WANT_FIRST_DRAW_MS).toFixed(2)}× the wanted ${WANT_FIRST_DRAW_MS} ms`;
+  const warmText = warm.length
+    ? `warm median ${median(warm).toFixed(0)} ms of ${warm.length} (${ratio(median(warm))}), max ${Math.max(...warm).toFixed(0)} ms`
+    : "warm: none drawn";
+  const warmFailText = warmFailed.length ? `; ${warmFailed.length} warm load(s) FAILED (${warmFailed[0].errors[0]})` : "";
   console.log("");
   console.log(`# dashboard of 8 plots over ${total.toLocaleString("en")} rows (binary ${BIN})`);
   console.log(`# plots: ${sel.join("; ")}`);
-  console.log(`# first draw, navigation → all 8 plots drawn: cold ${cold.ms.toFixed(0)} ms (${coldRatio.toFixed(2)}× the wanted ${WANT_FIRST_DRAW_MS} ms); ` +
-    `warm median ${warmMed.toFixed(0)} ms of ${WARM} (${(warmMed / WANT_FIRST_DRAW_MS).toFixed(2)}×), max ${Math.max(...warm).toFixed(0)} ms`);
+  console.log(`# first draw, navigation → all 8 plots drawn: cold ${drawText(cold)}${cold.errors.length ? "" : ` (${ratio(cold.ms)})`}; ${warmText}${warmFailText}`);
   console.log(`# one plot's rows request alone (as the page asks it, median of 3): ${oneText}`);
   console.log(`# the same page loaded over itself while its plots follow live (8 event streams open): ${reload}`);
   console.log(`# live update, ${sent.length} rows (${RATE}/s from each of 2 senders for ${LIVE_S} s), send → drawn on each plot showing the sender (${lat.length} draws, ${missed} not drawn): ` +
