@@ -419,8 +419,11 @@ try {
   console.log(`# first draw, navigation → all 8 plots drawn: cold ${drawText(cold)}${cold.errors.length ? "" : ` (${ratio(cold.ms)})`}; ${warmText}${warmFailText}`);
   console.log(`# one plot's rows request alone (as the page asks it, median of 3): ${oneText}`);
   console.log(`# the same page loaded over itself while its plots follow live (8 event streams open): ${reload}`);
+  const latText = lat.length
+    ? `median ${median(lat)} ms (${(median(lat) / WANT_LATENCY_MS).toFixed(2)}× the wanted ${WANT_LATENCY_MS} ms), p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms`
+    : "NONE drawn";
   console.log(`# live update, ${sent.length} rows (${RATE}/s from each of 2 senders for ${LIVE_S} s), send → drawn on each plot showing the sender (${lat.length} draws, ${missed} not drawn): ` +
-    `median ${median(lat)} ms (${(median(lat) / WANT_LATENCY_MS).toFixed(2)}× the wanted ${WANT_LATENCY_MS} ms), p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms; ` +
+    `${latText}; ` +
     `a row on all 4 plots of its sender (${worstPerRow.length} rows drawn on all 4): median ${median(worstPerRow) ?? "-"} ms, p90 ${q(worstPerRow, 0.9) ?? "-"} ms`);
   console.log(`# plots that drew no live row: ${silent.length ? silent.join(", ") : "none"}`);
   console.log(`# machine load (1, 5, 15 min): ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
