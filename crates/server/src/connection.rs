@@ -240,22 +240,23 @@ pub async fn serve<S: Movable, L: Send + 'static>(
         header: None,
         large_header: None,
     };
+    // Boxed: what a connection awaits once it has a session (and its
+    // close) need no room in the future of one that never sends a header.
     let Some(collection) = collection else {
-        let end = conn.session_phase(stream, shutdown).await;
-        conn.close(end).await;
+        let end = Box::pin(conn.session_phase(stream, shutdown)).await;
+        Box::pin(conn.close(end)).await;
         drop(lease);
         return;
     };
     let end = conn.run(&mut stream, shutdown.clone()).await;
     if !matches!(end, End::Moving) {
-        conn.close(end).await;
+        Box::pin(conn.close(end)).await;
         drop(lease);
         return;
     }
     conn.moving = false;
     if let Err(e) = stream.socket().detach() {
-        conn.close(End::Error(format!("moving the connection: {e}")))
-            .await;
+        Box::pin(conn.close(End::Error(format!("moving the connection: {e}")))).await;
         drop(lease);
         return;
     }
@@ -264,7 +265,7 @@ pub async fn serve<S: Movable, L: Send + 'static>(
             Ok(()) => conn.session_phase(stream, shutdown).await,
             Err(e) => End::Error(format!("moving the connection: {e}")),
         };
-        conn.close(end).await;
+        Box::pin(conn.close(end)).await;
         drop(lease);
     });
 }
