@@ -350,7 +350,7 @@ try {
   await firstDraw(page, url, 120_000);
 
   // 5. Live updates.
-  const sel = await page.evaluate(() => [...document.querySelectorAll("div.plot")].map((e) => `${e.dataset.fields} ${e.dataset.hidden}`));
+  const sel = await page.evaluate(() => [...document.querySelectorAll("div.plot")].map((e) => `${e.dataset.fields} (hidden: ${e.dataset.hidden})`));
   await page.evaluate((mark) => {
     window.__draws = [];
     document.querySelectorAll("div.plot").forEach((el, i) => {
