@@ -3,7 +3,7 @@
 // manager. Wanted: the dashboard first draws in ≤ 1 s warm, and a live
 // row is drawn ≤ 50 ms (median) after it is sent.
 //
-//   node crates/manager/web/bench/dashboard.mjs [--rows N] [--live-s S] [--rate R] [--warm K]
+//   node crates/manager/web/bench/dashboard.mjs [--rows N] [--live-s S] [--rate R] [--warm K] [--plots P]
 //
 // Steps:
 //  1. a collection server (`streamgauge server --http`) takes two OMSP
@@ -17,7 +17,7 @@
 //     again on that data directory;
 //  3. a manager gets the server as collector device and an experiment
 //     adopting the domain, with a dashboard of 8 plots (f0..f3 of sender
-//     a, f0..f3 of sender b);
+//     a and of sender b; --plots P keeps the first P of them);
 //  4. the experiment's plots page opens that dashboard: the time from
 //     navigation to the last of the 8 plots drawn with data (the plot
 //     element's `data-points` > 0 and `data-drawn-at`, as the browser
@@ -57,12 +57,13 @@ const { values: opt } = parseArgs({
     "live-s": { type: "string", default: "20" },
     rate: { type: "string", default: "10" },
     warm: { type: "string", default: "5" },
+    plots: { type: "string", default: "8" },
     keep: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
 if (opt.help) {
-  console.log("usage: node bench/dashboard.mjs [--rows N (10000000)] [--live-s S (20)] [--rate ROWS_PER_S_PER_SENDER (10)] [--warm LOADS (5)] [--keep]");
+  console.log("usage: node bench/dashboard.mjs [--rows N (10000000)] [--live-s S (20)] [--rate ROWS_PER_S_PER_SENDER (10)] [--warm LOADS (5)] [--plots K (8; 2 to 8)] [--keep]");
   process.exit(0);
 }
 const int = (name, min) => {
@@ -77,6 +78,11 @@ const ROWS = int("rows", 1000);
 const LIVE_S = int("live-s", 1);
 const RATE = int("rate", 1);
 const WARM = int("warm", 1);
+const NPLOTS = int("plots", 2);
+if (NPLOTS > 8) {
+  console.error("--plots is at most 8 (four fields of two senders)");
+  process.exit(2);
+}
 
 // The harness reads STREAMGAUGE_BIN when imported: choose the binary first.
 const ROOT = new URL("../../../../", import.meta.url).pathname;
@@ -178,7 +184,7 @@ async function fill(db, ids) {
   return (performance.now() - t0) / 1000;
 }
 
-/** One load of the plots page: navigation → all 8 plots drawn with data (ms). */
+/** One load of the plots page: navigation → all its plots drawn with data (ms). */
 async function firstDraw(page, url, timeout, { fromBlank = true } = {}) {
   // From a blank page: the previous page's live connections are closed
   // first (see the reload check below for why).
@@ -187,14 +193,14 @@ async function firstDraw(page, url, timeout, { fromBlank = true } = {}) {
   // Settled: every plot drew its downsampled rows, or shows why not (an
   // error, e.g. the query API's 503 query_timeout; the plot then follows
   // the tail alone, whose recent rows are not the dashboard's first draw).
-  await page.waitForFunction(() => {
+  await page.waitForFunction((n) => {
     const plots = [...document.querySelectorAll("div.plot")];
-    return plots.length === 8 && plots.every((e) => e.querySelector(".plot-status .error") || Number(e.dataset.points) > 0);
-  }, null, { timeout, polling: "raf" }).catch(async (e) => {
+    return plots.length === n && plots.every((e) => e.querySelector(".plot-status .error") || Number(e.dataset.points) > 0);
+  }, NPLOTS, { timeout, polling: "raf" }).catch(async (e) => {
     const state = await page.evaluate(() => [...document.querySelectorAll("div.plot")]
       .map((el) => `${el.dataset.fields}: points ${el.dataset.points}, ${el.querySelector(".plot-status")?.textContent}`)).catch(() => []);
     const text = await page.evaluate(() => document.body.innerText.slice(0, 1500)).catch(() => "");
-    throw new Error(`the 8 plots were not all drawn (${state.length} plots: ${state.join("; ")}; the page says: ${text}): ${e.message}`);
+    throw new Error(`the ${NPLOTS} plots were not all drawn (${state.length} plots: ${state.join("; ")}; the page says: ${text}): ${e.message}`);
   });
   const r = await page.evaluate(() => {
     const plots = [...document.querySelectorAll("div.plot")];
@@ -212,7 +218,7 @@ async function firstDraw(page, url, timeout, { fromBlank = true } = {}) {
 }
 
 /** A first draw as printed: its time, or the plots that failed. */
-const drawText = (r) => (r.errors.length ? `FAILED, ${r.errors.length} of 8 plots: ${r.errors[0]}` : `${r.ms.toFixed(0)} ms`);
+const drawText = (r) => (r.errors.length ? `FAILED, ${r.errors.length} of ${NPLOTS} plots: ${r.errors[0]}` : `${r.ms.toFixed(0)} ms`);
 
 const dir = tempDir("dashbench");
 const procs = [];
@@ -267,16 +273,17 @@ try {
   const exp = await admin.call("POST", "/experiments", { name: DOMAIN, domain: DOMAIN, collector, adopt: true });
   const iso = (t) => new Date(t * 1000).toISOString();
   const plots = [];
-  for (const s of ["a", "b"]) {
-    for (const f of FIELDS) {
+  for (const f of FIELDS) {
+    for (const s of ["a", "b"]) {
       plots.push({
         version: 1, title: `${STREAM}: ${f} @${s}`, domain: DOMAIN, stream: STREAM, fields: [f], y2: [], senders: [ids[s]],
         from: iso(start), to: iso(Date.now() / 1000), time: "server", derive: "none", points: 1000, timeaxis: "utc",
       });
     }
   }
-  await admin.call("PUT", `/experiments/${exp.id}/dashboards/eight`, { plots });
-  log(`manager ${manager.url}, experiment ${exp.id}, dashboard "eight" of ${plots.length} plots`);
+  plots.length = NPLOTS;
+  await admin.call("PUT", `/experiments/${exp.id}/dashboards/bench`, { plots });
+  log(`manager ${manager.url}, experiment ${exp.id}, dashboard "bench" of ${plots.length} plots`);
 
   // 4. First draw, cold then warm.
   browser = await launchBrowser();
@@ -335,7 +342,7 @@ try {
   const oneText = Object.entries(one).map(([k, v]) => `${k} ${v}`).join(", ");
   log(`one plot's rows request (points=${Math.max(64, width)}, median of 3): ${oneText}`);
 
-  // The same, but reloading the page while its 8 plots follow the stream
+  // The same, but reloading the page while its plots follow the stream
   // live (one Server-Sent Events connection each): Chromium opens at most
   // 6 HTTP/1.1 connections per host, so this shows whether the page can
   // still load then.
@@ -378,7 +385,7 @@ try {
   const lastMarker = marker;
   await until("the last live rows drawn", async () => {
     const d = await page.evaluate(() => window.__draws);
-    return d.filter((x) => x[2] === lastMarker || x[2] === lastMarker - 1).length >= 8;
+    return d.filter((x) => x[2] === lastMarker || x[2] === lastMarker - 1).length >= NPLOTS;
   }, 30000).catch((e) => log(`(${e.message})`));
   const draws = await page.evaluate(() => window.__draws);
   await live.a.close();
@@ -414,17 +421,17 @@ try {
     : "warm: none drawn";
   const warmFailText = warmFailed.length ? `; ${warmFailed.length} warm load(s) FAILED (${warmFailed[0].errors[0]})` : "";
   console.log("");
-  console.log(`# dashboard of 8 plots over ${total.toLocaleString("en")} rows (binary ${BIN})`);
+  console.log(`# dashboard of ${NPLOTS} plots over ${total.toLocaleString("en")} rows (binary ${BIN})`);
   console.log(`# plots: ${sel.join("; ")}`);
-  console.log(`# first draw, navigation → all 8 plots drawn: cold ${drawText(cold)}${cold.errors.length ? "" : ` (${ratio(cold.ms)})`}; ${warmText}${warmFailText}`);
+  console.log(`# first draw, navigation → all ${NPLOTS} plots drawn: cold ${drawText(cold)}${cold.errors.length ? "" : ` (${ratio(cold.ms)})`}; ${warmText}${warmFailText}`);
   console.log(`# one plot's rows request alone (as the page asks it, median of 3): ${oneText}`);
-  console.log(`# the same page loaded over itself while its plots follow live (8 event streams open): ${reload}`);
+  console.log(`# the same page loaded over itself while its plots follow live (${NPLOTS} event streams open): ${reload}`);
   const latText = lat.length
     ? `median ${median(lat)} ms (${(median(lat) / WANT_LATENCY_MS).toFixed(2)}× the wanted ${WANT_LATENCY_MS} ms), p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms`
     : "NONE drawn";
   console.log(`# live update, ${sent.length} rows (${RATE}/s from each of 2 senders for ${LIVE_S} s), send → drawn on each plot showing the sender (${lat.length} draws, ${missed} not drawn): ` +
     `${latText}; ` +
-    `a row on all 4 plots of its sender (${worstPerRow.length} rows drawn on all 4): median ${median(worstPerRow) ?? "-"} ms, p90 ${q(worstPerRow, 0.9) ?? "-"} ms`);
+    `a row on all plots of its sender (${worstPerRow.length} rows drawn on all): median ${median(worstPerRow) ?? "-"} ms, p90 ${q(worstPerRow, 0.9) ?? "-"} ms`);
   console.log(`# plots that drew no live row: ${silent.length ? silent.join(", ") : "none"}`);
   console.log(`# machine load (1, 5, 15 min): ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 } catch (e) {
