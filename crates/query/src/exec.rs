@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::auth::Caller;
 use crate::body::ChannelWriter;
 use crate::catalog::find_stream;
+use crate::derive::GapFinder;
 use crate::error::QueryError;
 use crate::export::{columns, Cell, ExportError, Source, Timestamps};
 use crate::format::{JsonOptions, RowSink};
@@ -123,7 +124,7 @@ pub fn write_rows<W: Write + Send>(
         let mut sink = RowSink::new(out, req.format, &req.columns, times, json)?;
         let d = src.dialect();
         let mut next = None;
-        // The ids the gaps are looked for in: a page's, or the whole range.
+        // The ids a page's gaps are looked for in.
         let gap_ids;
         if let Some(points) = req.points {
             let fields = plan::m4_fields(req);
@@ -131,7 +132,6 @@ pub fn write_rows<W: Write + Send>(
             // scan from the table's end would walk through the writer's
             // open transaction first.
             let end = tiles.and_then(|s| s.end(d == Dialect::Postgres, table));
-            gap_ids = Some((None, end));
             let tiles = tiles.filter(|_| {
                 req.tiles
                     && req.predicates.is_empty()
@@ -173,6 +173,22 @@ pub fn write_rows<W: Write + Send>(
                 }
             };
             let buckets = (points / 4).max(1);
+            // With gaps=, the kept rows' sender and time come first
+            // (`derive::with_series`); the gaps are found among them.
+            let sel = if req.gaps.is_some() {
+                crate::derive::with_series(req)
+            } else {
+                req.clone()
+            };
+            let skip = 1 + sel.columns.len() - req.columns.len();
+            let mut kept_times = GapFinder::default();
+            let mut row = |cells: &[Cell]| {
+                if skip > 1 {
+                    let (s, t) = crate::derive::series(cells);
+                    kept_times.push(s, t);
+                }
+                sink.row(&cells[skip..])
+            };
             match tiles {
                 Some(scope) => {
                     let kept =
@@ -181,15 +197,21 @@ pub fn write_rows<W: Write + Send>(
                             .m4(&scope, src, table, req, &fields, (t0, t1), buckets)?;
                     let ids: Vec<i64> = kept.ids.iter().map(|&(_, id)| id).collect();
                     for chunk in ids.chunks(ID_CHUNK) {
-                        let sql = plan::by_ids(d, table, req, chunk);
-                        src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
+                        let sql = plan::by_ids(d, table, &sel, chunk);
+                        src.run(&sql, &plan::selected(&sel), &mut row)?;
                     }
                 }
                 None => {
-                    let sql = plan::m4(d, table, req, &fields, t0, t1, buckets);
-                    src.run(&sql, &plan::selected(req), |cells| sink.row(&cells[1..]))?;
+                    let sql = plan::m4(d, table, &sel, &fields, t0, t1, buckets);
+                    src.run(&sql, &plan::selected(&sel), &mut row)?;
                 }
             }
+            let width = ((t1 - t0) / f64::from(buckets)).max(1e-9);
+            let gaps = req
+                .gaps
+                .map(|k| kept_times.finish_downsampled(k, t0, width, buckets));
+            sink.finish_with(None, gaps.as_deref())?;
+            return Ok(());
         } else {
             let sql = plan::rows(d, table, req);
             let mut n = 0u64;

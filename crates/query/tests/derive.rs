@@ -80,6 +80,54 @@ fn fill_counters(db: &mut impl Sink) {
     db.commit().unwrap();
 }
 
+/// `m_beat` (`v:double`): node-a sends a row every second from 0 to 99 s
+/// but none between 40 and 60 s nor between 70 and 74 s.
+fn fill_beat(db: &mut impl Sink) {
+    let a = db.sender_id("node-a").unwrap();
+    let t = db
+        .register_schema(&Schema::parse("2 m_beat v:double").unwrap())
+        .unwrap();
+    let times = (0..100).filter(|t| !(41..60).contains(t) && !(71..74).contains(t));
+    for (i, ts) in times.enumerate() {
+        let ts = f64::from(ts);
+        db.insert(&Row {
+            table: t,
+            sender: a,
+            seq: i as i64,
+            ts_client: ts,
+            ts_server: ts,
+            values: vec![Value::Double((ts * 7.0) % 5.0)],
+        })
+        .unwrap();
+    }
+    db.commit().unwrap();
+}
+
+/// Gaps of downsampled rows: with `points=40` (10 buckets of 9.9 s) the
+/// 20 s silence is found exactly, the 4 s one inside a bucket is not
+/// (it is on a page); the tiles and the SQL give the same answer.
+fn check_beat(srv: &Server, domain: &str) {
+    let base = format!("/api/v1/domains/{domain}/streams/m_beat/rows?fields=oml_ts_server,v");
+    let (s, page) = srv.json(&format!("{base}&gaps=3"));
+    assert_eq!(s, 200, "{page}");
+    assert_eq!(
+        page["gaps"],
+        json!([{"sender": 1, "from": 40.0, "to": 60.0}, {"sender": 1, "from": 70.0, "to": 74.0}])
+    );
+    let (s, tiles) = srv.json(&format!("{base}&gaps=3&points=40"));
+    assert_eq!(s, 200, "{tiles}");
+    assert_eq!(
+        tiles["gaps"],
+        json!([{"sender": 1, "from": 40.0, "to": 60.0}])
+    );
+    assert!(rows(&tiles).len() < rows(&page).len(), "{tiles}");
+    let (_, sql) = srv.json(&format!("{base}&gaps=3&points=40&tiles=false"));
+    assert_eq!(tiles, sql, "tiles=true and tiles=false agree");
+    // Finer buckets (1.2 s) than the 4 s silence: found with points too.
+    let (_, fine) = srv.json(&format!("{base}&gaps=3&points=320"));
+    assert_eq!(fine["gaps"], page["gaps"]);
+}
+
 /// Expected (sender, time, bytes/s) in id order: null for each sender's first row.
 fn expected() -> Vec<(i64, f64, Option<f64>)> {
     let mut out = Vec::new();
@@ -285,21 +333,26 @@ fn rates_and_gaps_on_sqlite_and_postgresql() {
     let mut db =
         store::SqliteStore::open(dir.path(), &domain, store::SqliteOptions::default()).unwrap();
     fill_counters(&mut db);
+    fill_beat(&mut db);
     let lite = Server::start(sqlite_state(dir.path()));
     check(&lite, &domain);
+    check_beat(&lite, &domain);
     let pg = pgtemp::blocking({
         let d = domain.clone();
         move || {
             let mut db = store::PgStore::open(&pg_options(), &d).unwrap();
             fill_counters(&mut db);
+            fill_beat(&mut db);
             db
         }
     });
     let post = Server::start(pg_state());
     check(&post, &domain);
+    check_beat(&post, &domain);
     for q in [
         "fields=oml_sender_id,oml_ts_server,bytes,pkts,load&derive=rate&gaps=true",
         "derive=rate&points=8&time=client&gaps=2",
+        "fields=bytes&points=8&time=client&gaps=2",
         "fields=bytes,load&derive=rate&format=jsonl&after=5",
     ] {
         let p = format!("/api/v1/domains/{domain}/streams/m_ctr/rows?{q}");

@@ -36,37 +36,77 @@ impl GapFinder {
     /// two intervals for a period to be told apart from a gap.
     pub fn finish(self, k: f64) -> Vec<Gap> {
         let mut out = Vec::new();
-        for (sender, mut times) in self.times {
-            times.sort_by(f64::total_cmp);
-            let mut steps: Vec<f64> = times
-                .windows(2)
-                .map(|w| w[1] - w[0])
-                .filter(|d| *d > 0.0)
-                .collect();
-            if steps.len() < 2 {
-                continue;
+        for (sender, times) in self.times {
+            let times = sorted(times);
+            let steps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+            if let Some(period) = median(steps) {
+                out.extend(longer_than(sender, &times, k * period));
             }
-            steps.sort_by(f64::total_cmp);
-            let m = steps.len() / 2;
-            let median = if steps.len() % 2 == 1 {
-                steps[m]
-            } else {
-                (steps[m - 1] + steps[m]) / 2.0
-            };
-            let limit = k * median;
-            out.extend(
-                times
-                    .windows(2)
-                    .filter(|w| w[1] - w[0] > limit)
-                    .map(|w| Gap {
-                        sender,
-                        from: w[0],
-                        to: w[1],
-                    }),
-            );
         }
         out
     }
+
+    /// The gaps of the rows M4 kept with `buckets` buckets of `width`
+    /// seconds from `t0`, when a sender's time grows with its ids: M4
+    /// keeps the first and the last row of every non-empty bucket, so
+    /// a silence across a bucket boundary lies between two consecutive
+    /// kept rows exactly, and one inside a bucket is shorter than
+    /// `width`. Reported: the intervals longer than the larger of `width`
+    /// and `k` times the period, where the period is the median of the
+    /// positive intervals that cross a bucket boundary (each is a real
+    /// interval between two consecutive rows), or, for a sender with
+    /// fewer than two such, the median of all its kept rows' intervals.
+    pub fn finish_downsampled(self, k: f64, t0: f64, width: f64, buckets: u32) -> Vec<Gap> {
+        let last = i64::from(buckets) - 1;
+        let bucket = |t: f64| (((t - t0) / width) as i64).clamp(0, last);
+        let mut out = Vec::new();
+        for (sender, times) in self.times {
+            let times = sorted(times);
+            let across: Vec<f64> = times
+                .windows(2)
+                .filter(|w| bucket(w[0]) != bucket(w[1]))
+                .map(|w| w[1] - w[0])
+                .collect();
+            let all: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+            if let Some(period) = median(across).or_else(|| median(all)) {
+                out.extend(longer_than(sender, &times, (k * period).max(width)));
+            }
+        }
+        out
+    }
+}
+
+/// `times` in ascending order.
+fn sorted(mut times: Vec<f64>) -> Vec<f64> {
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// The median of the positive `steps`, if there are two or more.
+fn median(steps: Vec<f64>) -> Option<f64> {
+    let mut steps: Vec<f64> = steps.into_iter().filter(|d| *d > 0.0).collect();
+    if steps.len() < 2 {
+        return None;
+    }
+    steps.sort_by(f64::total_cmp);
+    let m = steps.len() / 2;
+    Some(if steps.len() % 2 == 1 {
+        steps[m]
+    } else {
+        (steps[m - 1] + steps[m]) / 2.0
+    })
+}
+
+/// The intervals between consecutive `times` longer than `limit`.
+fn longer_than(sender: i64, times: &[f64], limit: f64) -> impl Iterator<Item = Gap> + '_ {
+    times
+        .windows(2)
+        .filter(move |w| w[1] - w[0] > limit)
+        .map(move |w| Gap {
+            sender,
+            from: w[0],
+            to: w[1],
+        })
 }
 
 #[cfg(test)]
@@ -98,6 +138,35 @@ mod tests {
                     to: 15.5
                 }
             ]
+        );
+    }
+
+    #[test]
+    fn downsampled_gaps_need_a_bucket_and_k_periods() {
+        // Rows every second from 0 to 100 but none in (30, 45) and
+        // (60, 62); buckets of 10 s: M4 kept the first and last per bucket.
+        let rows: Vec<f64> = (0..=100)
+            .map(f64::from)
+            .filter(|t| !((31.0..45.0).contains(t) || *t == 61.0))
+            .collect();
+        let mut g = GapFinder::default();
+        for t in &rows {
+            let b = (*t / 10.0).min(9.0) as usize;
+            let first = rows.iter().find(|r| (**r / 10.0).min(9.0) as usize == b);
+            let last = rows.iter().rfind(|r| (**r / 10.0).min(9.0) as usize == b);
+            if Some(t) == first || Some(t) == last {
+                g.push(7, Some(*t));
+            }
+        }
+        // The period is 1 s (the intervals across boundaries); 60–62 is
+        // narrower than a bucket.
+        assert_eq!(
+            g.finish_downsampled(3.0, 0.0, 10.0, 10),
+            [Gap {
+                sender: 7,
+                from: 30.0,
+                to: 45.0
+            }]
         );
     }
 }

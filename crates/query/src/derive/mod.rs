@@ -20,4 +20,4 @@ mod write;
 pub use gaps::{Gap, GapFinder};
 pub use m4::M4;
 pub use rate::Rates;
-pub(crate) use write::{gaps_of, write};
+pub(crate) use write::{gaps_of, series, with_series, write};

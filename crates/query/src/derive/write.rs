@@ -18,7 +18,7 @@ use crate::request::{is_rate_field, Derive, RowsRequest};
 const HIDDEN: usize = 3;
 
 /// `req` selecting the sender and the time column before its own columns.
-fn with_series(req: &RowsRequest) -> RowsRequest {
+pub(crate) fn with_series(req: &RowsRequest) -> RowsRequest {
     let mut inner = req.clone();
     let mut cols = vec![
         Column {
@@ -36,7 +36,7 @@ fn with_series(req: &RowsRequest) -> RowsRequest {
 }
 
 /// Sender and time of a row selected by [`with_series`].
-fn series(cells: &[Cell]) -> (i64, Option<f64>) {
+pub(crate) fn series(cells: &[Cell]) -> (i64, Option<f64>) {
     let sender = match cells[1] {
         Cell::Int(s) => s,
         _ => 0,
