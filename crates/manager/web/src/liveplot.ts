@@ -2,7 +2,9 @@
 //
 // Loads the stream downsampled by the query API (`rows?points=N`, M4 done
 // in the database), then follows it with the SSE tail from the last row id
-// it holds, so no row is missed or drawn twice. Drag to zoom: the selected
+// it holds, so no row is missed or drawn twice; the plots of a stream
+// share one tail (tailhub.ts). A first fetch that fails is tried again
+// every RETRY_MS before the plot follows the stream. Drag to zoom: the selected
 // range is fetched again, downsampled for the plot's width (`from`/`to`);
 // the arrows pan, "Live" returns to the whole stream and follows it.
 //
@@ -27,6 +29,7 @@ import { siFormat, siTicks } from "./sifmt";
 import { fmtInstant, onTimeChange, timeTicks } from "./timefmt";
 import { drawMarks, type RunMark } from "./plotmarks";
 import { GAP_FACTOR, PlotRows, type RowsAnswer } from "./plotrows";
+import { POLL_MS, subscribe, type Row, type TailSubscription } from "./tailhub";
 import { definition, downloadPng, downloadSvg, downloadJson, type PlotDefinition } from "./plotexport";
 import type { StreamInfo } from "./types";
 
@@ -34,6 +37,8 @@ export const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "
 /** Tail rows kept before the whole stream is fetched again downsampled. */
 const REFETCH_FACTOR = 8;
 const HEIGHT = 220;
+/** Wait before a failed fetch of the whole stream is tried again (ms). */
+const RETRY_MS = 2000;
 
 
 export type Derive = "none" | "rate";
@@ -67,7 +72,12 @@ export class LivePlot {
   private readonly deriveBtn: HTMLButtonElement;
   private readonly unitsEl: HTMLElement;
   private u: uPlot | null = null;
-  private es: EventSource | null = null;
+  private sub: TailSubscription | null = null;
+  private retry = 0;
+  /** A fetch of the whole stream succeeded: the time of its newest row is known. */
+  private loaded = false;
+  /** Why the shared tail brings no rows, or "". */
+  private tailError = "";
   private startTime = 0;
   /** The rows held (plotrows.ts); new ones when the derivation switches. */
   private rows: PlotRows;
@@ -195,13 +205,12 @@ export class LivePlot {
 
   /** Fetches everything again (units, axes and values may have changed). */
   private restart(): void {
-    this.es?.close();
-    this.es = null;
+    this.unfollow();
     this.u?.destroy();
     this.seriesKeys = [];
     this.rows = new PlotRows(this.spec.fields);
     this.makeChart();
-    if (this.live) void this.fetch(null).then((current) => current && !this.closed && this.follow());
+    if (this.live) void this.loadAndFollow();
     else void this.fetch(this.range);
   }
 
@@ -229,7 +238,19 @@ export class LivePlot {
   /** Starts loading; call once the element is in the document. */
   async start(): Promise<void> {
     this.makeChart();
-    if ((await this.fetch(null)) && !this.closed) this.follow();
+    await this.loadAndFollow();
+  }
+
+  /** Fetches the whole stream, then follows it; a failed fetch is tried again. */
+  private async loadAndFollow(): Promise<void> {
+    window.clearTimeout(this.retry);
+    const r = await this.fetch(null);
+    if (this.closed || r === "stale") return;
+    if (r === "failed") {
+      this.retry = window.setTimeout(() => this.live && !this.closed && void this.loadAndFollow(), RETRY_MS);
+      return;
+    }
+    this.follow();
   }
 
   private width(): number {
@@ -277,11 +298,11 @@ export class LivePlot {
 
   /**
    * Fetches the whole stream (`null`) or a range [from, to] in Unix s;
-   * answers false when a later fetch was started meanwhile (its answer
+   * answers "stale" when a later fetch was started meanwhile (its answer
    * is then dropped: a switch to raw must not be overwritten by the
    * rates asked for before it).
    */
-  private async fetch(range: [number, number] | null): Promise<boolean> {
+  private async fetch(range: [number, number] | null): Promise<"ok" | "failed" | "stale"> {
     const gen = ++this.generation;
     this.fetching = true;
     const q = new URLSearchParams({ fields: this.columns(), points: String(this.points()), gaps: String(GAP_FACTOR) });
@@ -303,18 +324,19 @@ export class LivePlot {
         throw new ApiError(resp.status, "query", message, undefined);
       }
       const ans = (await resp.json()) as RowsAnswer;
-      if (this.closed || gen !== this.generation) return false;
+      if (this.closed || gen !== this.generation) return "stale";
       this.load(ans, range);
       this.error = "";
       this.redraw(range);
     } catch (e) {
-      if (gen !== this.generation) return false;
+      if (gen !== this.generation) return "stale";
       this.error = e instanceof Error ? e.message : String(e);
       this.showStatus();
+      return "failed";
     } finally {
       if (gen === this.generation) this.fetching = false;
     }
-    return true;
+    return "ok";
   }
 
   /** Takes a rows answer (with its gaps) as the rows held. */
@@ -325,43 +347,42 @@ export class LivePlot {
       this.maxId = Math.max(this.maxId, got.maxId);
       this.newest = Math.max(this.newest, got.newest);
       this.tailSinceFetch = 0;
+      this.loaded = true;
       const pending = this.pendingTail;
       this.pendingTail = [];
       for (const row of pending) this.addRow(row);
     }
   }
 
+  /** Follows the stream from the last row held, through the page's shared tail. */
   private follow(): void {
-    // Batched events: one per batch of rows the server read (a JSON array
-    // per row on its own line, named by the opening `fields` event), so a
-    // fast stream costs one event dispatch per batch, not per row.
-    const q = new URLSearchParams({ fields: this.columns(), after: String(this.maxId), batch: "true" });
-    const es = new EventSource(`${this.base()}/tail?${q}`);
-    this.es = es;
-    let names: string[] = [];
-    es.addEventListener("fields", (ev) => {
-      names = JSON.parse((ev as MessageEvent<string>).data) as string[];
-    });
-    es.addEventListener("rows", (ev) => {
-      for (const line of (ev as MessageEvent<string>).data.split("\n")) {
-        const values = JSON.parse(line) as unknown[];
-        const row: Record<string, unknown> = {};
-        names.forEach((n, i) => (row[n] = values[i]));
-        if (this.fetching) this.pendingTail.push(row);
-        else this.addRow(row);
-      }
-    });
-    es.addEventListener("lagged", () => {
-      // Too far behind: fetch the whole stream again and follow from there.
-      es.close();
-      void this.fetch(null).then((current) => current && !this.closed && this.follow());
-    });
-    es.addEventListener("error", () => {
-      if (es.readyState === EventSource.CLOSED) {
-        this.error = "live updates stopped (the stream could not be followed); press Live to retry";
+    this.unfollow();
+    this.sub = subscribe(this.base(), this.maxId, {
+      fields: this.spec.fields,
+      rows: (rows: Row[]) => {
+        for (const row of rows) {
+          if (this.fetching) this.pendingTail.push(row);
+          else this.addRow(row);
+        }
+      },
+      lagged: () => {
+        // Too far behind: fetch the whole stream again and follow from there.
+        this.unfollow();
+        void this.loadAndFollow();
+      },
+      error: (message) => {
+        if (this.tailError === (message ?? "")) return;
+        this.tailError = message ?? "";
         this.showStatus();
-      }
+      },
     });
+    this.showStatus();
+  }
+
+  private unfollow(): void {
+    this.sub?.close();
+    this.sub = null;
+    this.tailError = "";
   }
 
   private addRow(row: Record<string, unknown>): void {
@@ -477,8 +498,8 @@ export class LivePlot {
     this.live = true;
     this.range = null;
     this.el.dataset.live = "true";
-    this.es?.close();
-    void this.fetch(null).then((current) => current && !this.closed && this.follow());
+    this.unfollow();
+    void this.loadAndFollow();
   }
 
   private onDraw(u: uPlot): void {
@@ -538,21 +559,31 @@ export class LivePlot {
     const pts = Number(this.el.dataset.points ?? 0);
     const lastVals = this.el.dataset.last ? (JSON.parse(this.el.dataset.last) as Record<string, number | null>) : {};
     const down = this.env.health();
-    const following = this.es !== null && this.es.readyState !== EventSource.CLOSED;
-    const ago = this.newest ? Math.max(0, Math.round(Date.now() / 1000 - this.newest)) : null;
-    this.el.dataset.state = down ? "down" : !this.live ? "zoomed" : following ? "live" : "idle";
+    const mode = this.sub?.mode() ?? "idle";
+    const ago = this.loaded && this.newest ? Math.max(0, Math.round(Date.now() / 1000 - this.newest)) : null;
+    this.el.dataset.state = down ? "down" : !this.live ? "zoomed" : mode;
+    const error = this.error || this.tailError;
     replace(
       this.status,
-      this.error ? h("span", { class: "error" }, this.error, " · ") : null,
+      error ? h("span", { class: "error" }, error, " · ") : null,
       h("span", { class: "points" }, `${pts} points`),
       Object.entries(lastVals).map(([k, v]) => {
         const f = this.seriesFields[this.seriesKeys.indexOf(k)] ?? k;
         return [" · ", h("span", { class: "last", "data-series": k }, `${k} = ${v === null ? "—" : siFormat(v, this.unitOf(f))}`)];
       }),
-      ago !== null ? [" · ", h("span", { class: "updated", title: `newest row ${fmtInstant(this.newest, 3)}` }, `updated ${ago} s ago`)] : null,
+      " · ",
+      ago !== null
+        ? h("span", { class: "updated", title: `newest row ${fmtInstant(this.newest, 3)}` }, `updated ${ago} s ago`)
+        : h("span", { class: "updated" }, "not updated yet"),
       down
         ? [" · ", h("span", { class: "down" }, down)]
-        : this.live ? (following ? " · live" : "") : " · zoomed (drag to zoom, Live to follow)",
+        : !this.live
+          ? " · zoomed (drag to zoom, Live to follow)"
+          : mode === "live"
+            ? " · live"
+            : mode === "polling"
+              ? h("span", { class: "polling", title: "more streams are followed than live connections are kept open" }, ` · polling every ${POLL_MS / 1000} s`)
+              : "",
     );
   }
 
@@ -609,8 +640,8 @@ export class LivePlot {
     this.closed = true;
     this.unsubscribe();
     window.clearInterval(this.ticker);
-    this.es?.close();
-    this.es = null;
+    window.clearTimeout(this.retry);
+    this.unfollow();
     this.u?.destroy();
     this.u = null;
   }
