@@ -148,7 +148,7 @@ pub async fn stream(
         ("tiles" = Option<bool>, Query, description = "with points: from the pre-aggregated tiles (true, default) or from the rows (false); same answer"),
         ("clock" = Option<String>, Query, description = "raw (default) or corrected: oml_ts_client minus the sender's estimated clock offset"),
         ("derive" = Option<String>, Query, description = "none (default) or rate: each numeric field becomes its per-second rate per sender over the time column; a decrease counts as a counter restart from 0; a sender's first row has null; JSON adds \"derive\":\"rate\" and each rate field's unit <unit>/s (1/s without a declared unit). Non-numeric fields: 400. With points: the rates are computed from every row of the range, then M4-downsampled"),
-        ("gaps" = Option<String>, Query, description = "K > 1, true (= 3) or false: JSON member gaps [{sender, from, to}], the intervals where a sender sent no row for more than K times its median interval (over the page's rows, or with points over every row of the range); format=json only"),
+        ("gaps" = Option<String>, Query, description = "K > 1, true (= 3) or false: JSON member gaps [{sender, from, to}], the intervals where a sender sent no row for more than K times its median interval (over the page's rows; with points over the kept rows, and only intervals longer than a bucket; with derive=rate and points over every row of the range); format=json only"),
         ("format" = Option<String>, Query, description = "json, csv, jsonl, arrow, parquet"),
         ("int64" = Option<String>, Query, description = "number (default) or string"),
         ("timestamps" = Option<String>, Query, description = "raw (JSON default) or iso")),

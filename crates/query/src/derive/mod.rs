@@ -1,7 +1,7 @@
 //! Derived answers: per-second rates of counters (`derive=rate`) and the
 //! gaps of each sender's series (`gaps=K`), computed on the server over
-//! the full-resolution rows of the request (see `docs/query-api.md`,
-//! "Rates and gaps").
+//! the full-resolution rows of the request, or for gaps with `points=`
+//! over the rows M4 kept (see `docs/query-api.md`, "Rates and gaps").
 //!
 //! Cumulative counters plotted raw say little: the slope is what matters,
 //! and a restarted sender draws a false cliff. [`Rates`] turns each
