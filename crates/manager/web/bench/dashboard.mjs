@@ -343,9 +343,9 @@ try {
   log(`one plot's rows request (points=${Math.max(64, width)}, median of 3): ${oneText}`);
 
   // The same, but reloading the page while its plots follow the stream
-  // live (one Server-Sent Events connection each): Chromium opens at most
-  // 6 HTTP/1.1 connections per host, so this shows whether the page can
-  // still load then.
+  // live (Server-Sent Events; the plots of a stream share one, see
+  // src/tailhub.ts): Chromium opens at most 6 HTTP/1.1 connections per
+  // host, so this shows whether the page can still load then.
   let reload;
   try {
     reload = drawText(await firstDraw(page, url, 20_000, { fromBlank: false }));
@@ -425,7 +425,7 @@ try {
   console.log(`# plots: ${sel.join("; ")}`);
   console.log(`# first draw, navigation → all ${NPLOTS} plots drawn: cold ${drawText(cold)}${cold.errors.length ? "" : ` (${ratio(cold.ms)})`}; ${warmText}${warmFailText}`);
   console.log(`# one plot's rows request alone (as the page asks it, median of 3): ${oneText}`);
-  console.log(`# the same page loaded over itself while its plots follow live (${NPLOTS} event streams open): ${reload}`);
+  console.log(`# the same page loaded over itself while its plots follow live (their live tails open): ${reload}`);
   const latText = lat.length
     ? `median ${median(lat)} ms (${(median(lat) / WANT_LATENCY_MS).toFixed(2)}× the wanted ${WANT_LATENCY_MS} ms), p90 ${q(lat, 0.9)} ms, max ${Math.max(...lat)} ms`
     : "NONE drawn";
