@@ -1,0 +1,181 @@
+//! Two collection servers write one stream of one PostgreSQL domain (as
+//! behind a load balancer) in small commits while a live tail follows it
+//! on each server: each tail must send every row once, in id order.
+//!
+//! The ids come from the table's sequence; each commit transaction takes
+//! the domain's write lock before its first id
+//! (`store::postgres::lock::WRITES_KEY`), so the two servers' commits
+//! become visible in id order and a tail that moved past an id never
+//! misses a row committed later. `crates/store/tests/pg_id_order.rs`
+//! checks the same at the store; this goes through the servers and the
+//! query API's tails (rows read back, and rows handed over by the
+//! writer of the tail's own server).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::text_header;
+use pgtemp::{shared, unique_domain};
+use server::{Backend, PgOptions};
+
+/// Rows each client sends, in writes of [`CHUNK`].
+const ROWS: i64 = 3_000;
+const CHUNK: i64 = 20;
+/// The whole test's bound.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn row(i: i64) -> String {
+    format!("{i}.5\t1\t{i}\t{i}\tv{i}\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tails_on_both_servers_get_every_row_of_both_once_in_order() {
+    let (a, b) = (start_on_pg().await, start_on_pg().await);
+    let https = [a.server.http_addr().unwrap(), b.server.http_addr().unwrap()];
+    let addrs = [a.addr, b.addr];
+    let domain = unique_domain("tailtwo");
+    tokio::task::spawn_blocking(move || {
+        // The stream exists before the tails start.
+        let mut first = TcpStream::connect(addrs[0]).unwrap();
+        let mut head = text_header(&domain, "n1", 1_700_000_000, &["1 t_m x:int32 s:string"]);
+        head.push_str(&row(0));
+        first.write_all(head.as_bytes()).unwrap();
+        wait_until("the first row", || count(&domain) >= 1);
+
+        let tails: Vec<_> = https
+            .iter()
+            .map(|h| {
+                let url = format!("http://{h}/api/v1/domains/{domain}/streams/t_m/tail");
+                std::thread::spawn(move || follow(&url, 1 + 2 * ROWS))
+            })
+            .collect();
+        // Both clients send ROWS rows in small writes, then one row every
+        // 20 ms until both tails are done: a tail is woken by its own
+        // server's commits, so the last rows must not all come from the
+        // other server.
+        let done = Arc::new(AtomicBool::new(false));
+        let senders: Vec<_> = [
+            (first, false),
+            (TcpStream::connect(addrs[1]).unwrap(), true),
+        ]
+        .into_iter()
+        .map(|(mut s, header)| {
+            let (domain, done) = (domain.clone(), done.clone());
+            std::thread::spawn(move || {
+                if header {
+                    let h = text_header(&domain, "n2", 1_700_000_000, &["1 t_m x:int32 s:string"]);
+                    s.write_all(h.as_bytes()).unwrap();
+                }
+                let mut i = 1;
+                while !done.load(Ordering::Relaxed) {
+                    let n = if i <= ROWS { CHUNK } else { 1 };
+                    let chunk: String = (i..i + n).map(row).collect();
+                    s.write_all(chunk.as_bytes()).unwrap();
+                    i += n;
+                    let pause = if i <= ROWS { 2 } else { 20 };
+                    std::thread::sleep(Duration::from_millis(pause));
+                }
+                s
+            })
+        })
+        .collect();
+        let got: Vec<Vec<i64>> = tails.into_iter().map(|t| t.join().unwrap()).collect();
+        done.store(true, Ordering::Relaxed);
+        for s in senders {
+            drop(s.join().unwrap());
+        }
+        let stored = ids(&domain);
+        for (k, got) in got.iter().enumerate() {
+            let from = stored.iter().position(|&id| id == got[0]).unwrap();
+            let want = &stored[from..(from + got.len()).min(stored.len())];
+            if let Some(i) = (0..got.len()).find(|&i| want.get(i) != Some(&got[i])) {
+                panic!(
+                    "the tail on server {k} sent row {} after {}, where {:?} was stored ({} rows from {})",
+                    got[i],
+                    got[i.saturating_sub(1)],
+                    want.get(i),
+                    got.len(),
+                    got[0]
+                );
+            }
+        }
+        })
+    .await
+    .unwrap();
+    a.server.shutdown().await;
+    b.server.shutdown().await;
+}
+
+async fn start_on_pg() -> common::TestServer {
+    let opts = PgOptions {
+        host: "127.0.0.1".into(),
+        port: shared().port,
+        user: "oml".into(),
+        ..PgOptions::default()
+    };
+    common::start_with(move |c| {
+        c.backend = Backend::Postgres(opts);
+        c.http_listen = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await
+}
+
+fn count(domain: &str) -> i64 {
+    shared()
+        .try_client(domain)
+        .ok()
+        .and_then(|mut db| db.query_one("SELECT count(*) FROM t_m", &[]).ok())
+        .map_or(0, |r| r.get(0))
+}
+
+fn ids(domain: &str) -> Vec<i64> {
+    shared()
+        .client(domain)
+        .query("SELECT CAST(oml_tuple_id AS int8) FROM t_m ORDER BY 1", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + DEADLINE;
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Follows `url` until a row with id `rows` or above has come; returns
+/// the ids sent.
+fn follow(url: &str, rows: i64) -> Vec<i64> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(DEADLINE))
+        .build()
+        .into();
+    let resp = agent.get(url).call().unwrap();
+    let mut events = BufReader::new(resp.into_body().into_reader());
+    let mut got = Vec::new();
+    let mut line = String::new();
+    let end = Instant::now() + DEADLINE;
+    while got.last().is_none_or(|&l| l < rows) {
+        assert!(
+            Instant::now() < end,
+            "{url}: the tail stopped at {:?}",
+            got.last()
+        );
+        line.clear();
+        if events.read_line(&mut line).unwrap() == 0 {
+            panic!("{url}: the tail ended at {:?}", got.last());
+        }
+        if let Some(id) = line.trim_end().strip_prefix("id:") {
+            got.push(id.trim().parse().unwrap());
+        }
+    }
+    got
+}
