@@ -17,13 +17,21 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// A free loopback port below 10000 (the stock proxy cuts longer ones).
-fn low_port_addr() -> SocketAddr {
+/// `n` distinct free loopback ports below 10000: the stock proxy cuts
+/// longer downstream ports, and it binds its own ports without
+/// SO_REUSEADDR, so a port in the ephemeral range can be refused to it
+/// while another test's closed connections sit in TIME-WAIT on it (a
+/// probe with std's listener, which sets SO_REUSEADDR, would not see that).
+/// Below 10000 no connection takes its local port.
+fn low_port_addrs(n: usize) -> Vec<SocketAddr> {
     let start = std::process::id() % 4999;
-    (0..4999)
+    let addrs: Vec<SocketAddr> = (0..4999)
         .map(|i| SocketAddr::from(([127, 0, 0, 1], 5000 + ((start + i) % 4999) as u16)))
-        .find(|a| TcpListener::bind(a).is_ok())
-        .expect("a free port below 10000")
+        .filter(|a| TcpListener::bind(a).is_ok())
+        .take(n)
+        .collect();
+    assert_eq!(addrs.len(), n, "{n} free ports below 10000");
+    addrs
 }
 
 /// Kills the stock proxy when the test ends, however it ends.
@@ -70,9 +78,9 @@ async fn the_stock_proxy_replays_a_session_into_our_server() {
         return;
     };
     let dirs = Dirs::new();
-    let up = low_port_addr();
+    let ports = low_port_addrs(3);
+    let (up, listen, control) = (ports[0], ports[1], ports[2]);
     let server = start_server(up, &dirs.db()).await;
-    let (listen, control) = (free_addr(), free_addr());
     let work = tempfile::tempdir().unwrap();
     // A clean environment, as for the stock server (reference_live).
     let _stock = Stock(
