@@ -16,21 +16,30 @@ fn target_dir() -> PathBuf {
 }
 
 /// The programs, or a recorded skip naming the build that makes them.
+/// `cargo build` puts liboml2.so in the target directory, `cargo test
+/// --workspace` (the test command) only in its `deps`.
 fn tools(reference: Option<&Path>) -> Option<Tools> {
     let dir = target_dir();
     let streamgauge = dir.join("streamgauge");
-    for need in [&streamgauge, &dir.join("liboml2.so")] {
-        if !need.exists() {
-            testkit::skip(&format!(
-                "{} is missing (cargo build -p streamgauge -p client-ffi)",
-                need.display()
-            ));
-            return None;
-        }
+    let lib_dir = [dir.clone(), dir.join("deps")]
+        .into_iter()
+        .find(|d| d.join("liboml2.so").exists());
+    let missing = if !streamgauge.exists() {
+        Some(streamgauge.display().to_string())
+    } else if lib_dir.is_none() {
+        Some(format!("liboml2.so (in {} or its deps)", dir.display()))
+    } else {
+        None
+    };
+    if let Some(what) = missing {
+        testkit::skip(&format!(
+            "{what} is missing (cargo build -p streamgauge -p client-ffi)"
+        ));
+        return None;
     }
     Some(Tools {
         streamgauge,
-        lib_dir: dir,
+        lib_dir: lib_dir?,
         reference: reference.map(Path::to_path_buf).unwrap_or_default(),
     })
 }
