@@ -5,7 +5,7 @@
 //! the reference stores some values differently by design (its binary
 //! doubles keep about 31 bits, spec §11), which is not what is measured.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -100,8 +100,10 @@ fn reference_lib(bin: &Path) -> PathBuf {
         .map_or_else(|| PathBuf::from("/nonexistent"), |p| p.join("lib"))
 }
 
+/// The reference binds without SO_REUSEADDR: its port comes from below
+/// the ephemeral range (see `testkit::stock_port`).
 fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(testkit::stock_port())
 }
 
 /// The child process, killed when dropped.

@@ -15,7 +15,6 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -283,11 +282,7 @@ struct StockServer {
 
 impl StockServer {
     fn start(p: &Path, dir: &Path) -> StockServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = testkit::stock_port();
         // A clean environment: started with the test harness's, the stock
         // server segfaults in libc while it reads the header (seen every
         // time here); what it needs of its environment, it gets from flags.

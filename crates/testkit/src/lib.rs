@@ -118,6 +118,29 @@ pub fn oml_reference() -> Option<&'static Path> {
     prefix
 }
 
+/// A free loopback port for a program that binds without SO_REUSEADDR
+/// (the reference oml2-server and oml2-proxy-server), below the kernel's
+/// ephemeral range. In that range any port may sit in TIME-WAIT after a
+/// burst of closed outgoing connections (other tests open tens of
+/// thousands), which such a program is refused while a probe with std's
+/// listener, which sets SO_REUSEADDR, calls it free. Below it no outgoing
+/// connection takes a local port. Starts at an offset from the process id
+/// so that parallel test processes rarely probe the same ports.
+pub fn stock_port() -> u16 {
+    const LOW: u32 = 10_000;
+    let high = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768)
+        .max(LOW + 1);
+    let span = high - LOW;
+    let start = std::process::id().wrapping_mul(7919) % span;
+    (0..span)
+        .map(|i| (LOW + (start + i) % span) as u16)
+        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        .expect("a free loopback port below the ephemeral range")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
