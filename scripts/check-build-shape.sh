@@ -5,7 +5,7 @@
 #   do not build the in-line eBPF programs, so they need neither clang nor
 #   the libbpf headers;
 # - that reduced binary (a production or packaged build) carries no test
-#   infrastructure: neither the benchmark harnesses nor pgtemp;
+#   infrastructure: neither the benchmark harnesses, pgtemp nor testkit;
 # - the default binary still has both subcommands (`inline`, `bench`);
 # then lints the reduced binary (which also compiles it) with node, npm and
 # clang shadowed by stand-ins that fail: a build script that needed Node
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EBPF='^(inline-ebpf|libbpf-sys|libbpf-rs|libbpf-cargo) '
-TEST_INFRA='^(benchmarks|pgtemp) '
+TEST_INFRA='^(benchmarks|pgtemp|testkit) '
 status=0
 
 # The names of the packages of a build (normal and build dependencies)
