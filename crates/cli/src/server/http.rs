@@ -37,6 +37,9 @@ pub struct HttpArgs {
     /// Nice value (0-19) of the threads serving HTTP: query API readers (live tails, exports, downsampled queries) yield the CPU to collection while it needs it, and fall behind instead of slowing ingestion; 0 runs them at the same priority; at 19 (the default) they also run under SCHED_IDLE, and so do readers' PostgreSQL sessions on this host [default: 19].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
     pub http_nice: Option<i32>,
+    /// Nice value (0-19) of the threads that accept OMSP connections and read their headers: a flood of malformed or never-finished headers takes the cores only when collection leaves them idle; a connection moves to the collection threads once its header is whole; 0 reads headers at collection's priority [default: 19].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub header_nice: Option<i32>,
 }
 
 impl From<&HttpArgs> for HttpOptions {
@@ -51,6 +54,7 @@ impl From<&HttpArgs> for HttpOptions {
             query_budget: a.query_budget,
             query_max_tails: a.query_max_tails,
             http_nice: a.http_nice,
+            header_nice: a.header_nice,
         }
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::RunError;
 
 /// Keys a file may set.
-pub const KEYS: [&str; 40] = [
+pub const KEYS: [&str; 41] = [
     "listen",
     "bind",
     "data-dir",
@@ -53,6 +53,7 @@ pub const KEYS: [&str; 40] = [
     "query-budget",
     "query-max-tails",
     "http-nice",
+    "header-nice",
     "max-connections",
     "max-connections-per-source",
     "max-domains",

@@ -31,6 +31,8 @@ pub struct HttpOptions {
     pub query_max_tails: Option<usize>,
     /// `--http-nice`.
     pub http_nice: Option<i32>,
+    /// `--header-nice`: the accepting threads, which read OMSP headers.
+    pub header_nice: Option<i32>,
 }
 
 impl HttpOptions {
@@ -101,6 +103,17 @@ impl HttpOptions {
                 server.http_nice
             );
         }
+        server.header_nice = match (self.header_nice, file.get("header-nice")) {
+            (Some(n), _) => n,
+            (None, Some(v)) => parse("header-nice", v)?,
+            (None, None) => server.header_nice,
+        };
+        if !(0..=crate::http_runtime::MAX_NICE).contains(&server.header_nice) {
+            bail!(
+                "header-nice {}: want a nice value from 0 (headers read at collection's priority) to 19",
+                server.header_nice
+            );
+        }
         Ok(())
     }
 }
@@ -147,5 +160,20 @@ mod tests {
         assert_eq!(nice(None, ""), 19, "the documented default");
         assert_eq!(nice(None, "http-nice = 5\n"), 5);
         assert_eq!(nice(Some(3), "http-nice = 5\n"), 3);
+    }
+
+    #[test]
+    fn headers_are_read_at_the_lowest_priority_by_default() {
+        let nice = |n: Option<i32>, file: &str| {
+            let flags = HttpOptions {
+                header_nice: n,
+                ..Default::default()
+            };
+            config(flags, file).map(|c| c.header_nice)
+        };
+        assert_eq!(nice(None, "").unwrap(), 19);
+        assert_eq!(nice(None, "header-nice = 0\n").unwrap(), 0);
+        assert_eq!(nice(Some(7), "header-nice = 0\n").unwrap(), 7);
+        assert!(nice(None, "header-nice = 25\n").is_err());
     }
 }
