@@ -292,3 +292,159 @@ pub fn stored_offset(dir: &Path, domain: &str, session: &str) -> u64 {
     )
     .map_or(0, |o| o as u64)
 }
+
+/// A PostgreSQL cluster whose database `domain` lives in a tablespace on
+/// a small tmpfs (the WAL does not), and the server options to reach it.
+/// The cluster is stopped before the tmpfs is unmounted: its files are
+/// on it. Used by `pg_disk_full_proxy.rs` and `pg_disk_full_stock.rs`.
+pub struct SmallTablespace {
+    pub cluster: Arc<pgtemp::Cluster>,
+    pub fs: Tmpfs,
+    pub opts: server::PgOptions,
+}
+
+impl SmallTablespace {
+    /// Starts a cluster, mounts a tmpfs of `size` and creates `domain`
+    /// in a tablespace on it (the server finds the database and uses it).
+    pub fn create(size: &str, domain: &str) -> SmallTablespace {
+        let cluster = Arc::new(pgtemp::Cluster::start().unwrap_or_else(|e| panic!("{e}")));
+        cluster.watch_process(std::process::id()).unwrap();
+        let fs = Tmpfs::mount(size);
+        let ok = Command::new("chown")
+            .args(["postgres:postgres"])
+            .arg(fs.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chown postgres {}", fs.path().display());
+        let location = fs.path().display().to_string();
+        cluster.psql(
+            "postgres",
+            &format!("CREATE TABLESPACE small OWNER oml LOCATION '{location}'"),
+        );
+        cluster.psql(
+            "postgres",
+            &format!("CREATE DATABASE \"{domain}\" OWNER oml TABLESPACE small"),
+        );
+        let opts = server::PgOptions {
+            host: "127.0.0.1".into(),
+            port: cluster.port,
+            user: "oml".into(),
+            ..server::PgOptions::default()
+        };
+        SmallTablespace { cluster, fs, opts }
+    }
+
+    /// Rows of `sql` in `domain`; none while the query fails (before the
+    /// server created the table).
+    pub fn rows<T>(&self, domain: &str, sql: &str, f: impl Fn(&postgres::Row) -> T) -> Vec<T> {
+        self.cluster
+            .client(domain)
+            .query(sql, &[])
+            .map(|rows| rows.iter().map(f).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The streamgauge proxy in front of `server`, journaling in a fresh
+/// temporary directory (returned with it), retrying quickly.
+pub async fn proxy_to(server: SocketAddr) -> (proxy::Proxy, tempfile::TempDir) {
+    let journal = tempfile::tempdir().unwrap();
+    let mut c = proxy::ProxyConfig::new(journal.path(), server.to_string());
+    c.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    c.control = None;
+    c.backoff = (Duration::from_millis(50), Duration::from_millis(500));
+    (proxy::Proxy::start(c).await.unwrap(), journal)
+}
+
+/// `tests/c/flood.c` built against the reference's headers and library
+/// (`prefix`) into `dir`.
+pub fn flood(prefix: &Path, dir: &Path) -> PathBuf {
+    let exe = dir.join("flood");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flood.c");
+    let out = Command::new("cc")
+        .arg("-I")
+        .arg(prefix.join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(prefix.join("lib"))
+        .args(["-loml2", "-locomm", "-lm"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cc {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// A running `flood` client; killed if the test ends before it does.
+pub struct Flood(pub std::process::Child);
+
+impl Flood {
+    /// Starts `flood` (from [`flood`]) sending `n` rows as sender `s1` of
+    /// `domain` to `uri` with a 1 MB buffer; it sends its first 5 000 rows
+    /// and waits for [`Flood::go`]. The stock programs misbehave under the
+    /// test harness's environment: a clean one, with the reference library.
+    pub fn start(exe: &Path, prefix: &Path, cwd: &Path, n: i64, uri: &str, domain: &str) -> Flood {
+        let child = Command::new(exe)
+            .arg(n.to_string())
+            .args([
+                "--oml-collect",
+                uri,
+                "--oml-id",
+                "s1",
+                "--oml-domain",
+                domain,
+            ])
+            .args(["--oml-text", "--oml-bufsize", "1000000"])
+            .current_dir(cwd)
+            .env_clear()
+            .env("LD_LIBRARY_PATH", prefix.join("lib"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Flood(child)
+    }
+
+    /// Lets it inject the rest of its rows and close.
+    pub fn go(&mut self) {
+        let mut go = self.0.stdin.take().unwrap();
+        go.write_all(b"go\n").unwrap();
+    }
+
+    pub fn finished(&mut self) -> bool {
+        self.0.try_wait().unwrap().is_some()
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a stock sender may rely on across an outage (docs/storage.md,
+/// "Senders without acknowledgements"), for `(i, s)` rows of `flood`
+/// in storage order: the rows stored `before` it kept in front, no row
+/// twice, every row intact.
+pub fn assert_flood_rows(before: &[(i64, String)], stored: &[(i64, String)]) {
+    assert_eq!(
+        stored[..before.len()],
+        before[..],
+        "rows stored before the outage"
+    );
+    let mut seen = std::collections::HashSet::new();
+    let pad = "x".repeat(200);
+    for (i, s) in stored {
+        assert!(seen.insert(*i), "row {i} stored twice");
+        assert_eq!(*s, format!("{pad} {i}"), "row {i} damaged");
+    }
+}
