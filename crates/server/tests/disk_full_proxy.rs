@@ -16,8 +16,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use harness::{count, seqs, tuples, wait_for, Tmpfs};
-use proxy::{Proxy, ProxyConfig};
+use harness::{count, proxy_to, seqs, tuples, wait_for, Tmpfs};
 
 /// Rows of `t_m` stored in `domain` (0 before the table exists).
 fn stored(dir: &std::path::Path, domain: &str) -> usize {
@@ -40,12 +39,7 @@ async fn behind_proxy(test: impl FnOnce(SocketAddr, &Tmpfs) + Send + 'static) {
     let fs = Tmpfs::mount("20m");
     let dir = fs.path().to_owned();
     let t = common::start_with(|c| c.data_dir = dir).await;
-    let journal = tempfile::tempdir().unwrap();
-    let mut c = ProxyConfig::new(journal.path(), t.addr.to_string());
-    c.listen = vec!["127.0.0.1:0".parse().unwrap()];
-    c.control = None;
-    c.backoff = (Duration::from_millis(50), Duration::from_millis(500));
-    let p = Proxy::start(c).await.unwrap();
+    let (p, _journal) = proxy_to(t.addr).await;
     let via = p.local_addrs()[0];
     let fs = tokio::task::spawn_blocking(move || {
         test(via, &fs);

@@ -14,49 +14,13 @@ mod common;
 #[path = "disk_full/harness.rs"]
 mod harness;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use harness::{count, wait_for, Tmpfs};
+use harness::{assert_flood_rows, count, flood, wait_for, Flood, Tmpfs};
 
 const D: &str = "fullstock";
 const N: i64 = 20_000;
-
-/// `tests/c/flood.c` built against the reference's headers and library.
-fn flood(prefix: &Path, dir: &Path) -> PathBuf {
-    let exe = dir.join("flood");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flood.c");
-    let out = Command::new("cc")
-        .arg("-I")
-        .arg(prefix.join("include"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(prefix.join("lib"))
-        .args(["-loml2", "-locomm", "-lm"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cc {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// The stock client; killed if the test ends before it does.
-struct Client(Child);
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `(i, s)` of every stored row, in storage order.
 fn rows(dir: &Path) -> Vec<(i64, String)> {
@@ -89,24 +53,9 @@ async fn a_stock_sender_on_a_full_disk_gets_no_row_twice_and_no_row_damaged() {
     let dir = fs.path().to_owned();
     let t = common::start_with(|c| c.data_dir = dir).await;
     let uri = format!("tcp:{}", t.addr);
-    let lib = prefix.join("lib");
     let fs = tokio::task::spawn_blocking(move || {
         let dir = fs.path().to_owned();
-        // The stock programs misbehave under the test harness's
-        // environment: a clean one, with the reference library.
-        let child = Command::new(&exe)
-            .arg(N.to_string())
-            .args(["--oml-collect", &uri, "--oml-id", "s1", "--oml-domain", D])
-            .args(["--oml-text", "--oml-bufsize", "1000000"])
-            .current_dir(work.path())
-            .env_clear()
-            .env("LD_LIBRARY_PATH", &lib)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut client = Client(child);
+        let mut client = Flood::start(&exe, prefix, work.path(), N, &uri, D);
         // The database is open once rows arrive (liboml2 sends its first
         // 5 000 in chunks of its own choosing: not necessarily all by now).
         wait_for("the first rows", || !rows(&dir).is_empty());
@@ -114,27 +63,14 @@ async fn a_stock_sender_on_a_full_disk_gets_no_row_twice_and_no_row_damaged() {
 
         // About 4 MB more than the disk has room for.
         let filler = fs.fill();
-        let mut go = client.0.stdin.take().unwrap();
-        go.write_all(b"go\n").unwrap();
-        drop(go);
+        client.go();
         wait_for("the storage failure", || count(D, " ERROR ") > 0);
 
         std::fs::remove_file(filler).unwrap();
-        wait_for("the stock client to finish", || {
-            client.0.try_wait().unwrap().is_some()
-        });
+        wait_for("the stock client to finish", || client.finished());
         wait_for("the database to close", || count(D, "database closed") > 0);
         let stored = rows(&dir);
-        assert_eq!(
-            stored[..before.len()],
-            before[..],
-            "rows stored before the outage"
-        );
-        let mut seen = std::collections::HashSet::new();
-        for (i, s) in &stored {
-            assert!(seen.insert(*i), "row {i} stored twice");
-            assert_eq!(*s, format!("{} {i}", "x".repeat(200)), "row {i} damaged");
-        }
+        assert_flood_rows(&before, &stored);
         assert!(count(D, "storage works again") > 0);
         eprintln!(
             "the stock client's rows stored: {} of {N} ({:.1} s)",

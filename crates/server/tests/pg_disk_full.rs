@@ -10,12 +10,10 @@ mod common;
 #[path = "disk_full/harness.rs"]
 mod harness;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use harness::{count_lines, tuples, wait_for, Connection, Tmpfs};
-use pgtemp::Cluster;
-use server::{Backend, PgOptions};
+use harness::{count_lines, tuples, wait_for, Connection, SmallTablespace};
+use server::Backend;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_tablespace_holds_acks_until_space_returns() {
@@ -24,38 +22,14 @@ async fn a_full_tablespace_holds_acks_until_space_returns() {
     }
     let began = Instant::now();
     harness::log();
-    let cluster = std::sync::Arc::new(Cluster::start().unwrap_or_else(|e| panic!("{e}")));
-    cluster.watch_process(std::process::id()).unwrap();
-    let fs = Tmpfs::mount("20m");
-    let ok = Command::new("chown")
-        .args(["postgres:postgres"])
-        .arg(fs.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "chown postgres {}", fs.path().display());
     const D: &str = "pgfull";
-    let location = fs.path().display().to_string();
-    cluster.psql(
-        "postgres",
-        &format!("CREATE TABLESPACE small OWNER oml LOCATION '{location}'"),
-    );
     // The server finds the database and uses it: its tables, and the
     // rows, go to the small tablespace (the WAL does not).
-    cluster.psql(
-        "postgres",
-        &format!("CREATE DATABASE \"{D}\" OWNER oml TABLESPACE small"),
-    );
-    let opts = PgOptions {
-        host: "127.0.0.1".into(),
-        port: cluster.port,
-        user: "oml".into(),
-        ..PgOptions::default()
-    };
+    let small = SmallTablespace::create("20m", D);
+    let opts = small.opts.clone();
     let t = common::start_with(move |c| c.backend = Backend::Postgres(opts)).await;
     let addr = t.addr;
-    let c2 = std::sync::Arc::clone(&cluster);
-    let fs = tokio::task::spawn_blocking(move || {
+    let small = tokio::task::spawn_blocking(move || {
         const N: i64 = 20_000;
         let all = tuples(0, N);
         let end = all.len() as u64;
@@ -65,7 +39,7 @@ async fn a_full_tablespace_holds_acks_until_space_returns() {
         let mut c = Connection::open(addr, D, "p1", 0).expect("resume line");
         c.send_part(all[..first].to_vec());
         c.wait_acked(first as u64);
-        let filler = fs.fill();
+        let filler = small.fs.fill();
         c.send(all[first..].to_vec());
         let failed = ["PostgreSQL cannot store data now", D];
         wait_for("the storage failure", || count_lines(&failed) > 0);
@@ -77,7 +51,8 @@ async fn a_full_tablespace_holds_acks_until_space_returns() {
         let back = ["PostgreSQL stores data again", D];
         wait_for("the end of the outage", || count_lines(&back) > 0);
         assert_eq!(count_lines(&failed), count_lines(&back));
-        let seqs: Vec<i64> = c2
+        let seqs: Vec<i64> = small
+            .cluster
             .client(D)
             .query("SELECT oml_seq FROM t_m ORDER BY oml_tuple_id", &[])
             .unwrap()
@@ -85,14 +60,14 @@ async fn a_full_tablespace_holds_acks_until_space_returns() {
             .map(|r| r.get(0))
             .collect();
         assert_eq!(seqs, (0..N).collect::<Vec<_>>(), "each row once");
-        fs
+        small
     })
     .await
     .unwrap();
     t.server.shutdown().await;
-    // The cluster goes first: the tablespace's files are on the tmpfs.
-    drop(cluster);
-    drop(fs);
+    // The cluster goes first (SmallTablespace's drop order): the
+    // tablespace's files are on the tmpfs.
+    drop(small);
     assert!(
         began.elapsed() < Duration::from_secs(20),
         "{:?}",

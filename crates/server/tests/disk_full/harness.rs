@@ -1,8 +1,11 @@
 //! What the storage-failure tests need: a small tmpfs as data directory
 //! (unmounted by a drop guard), a file that fills it, the server's log
 //! lines, and a resumable sender that writes from one thread while another
-//! reads its acknowledgements. Shared by `disk_full.rs` and
-//! `pg_read_only.rs`, which each use part of it.
+//! reads its acknowledgements; for PostgreSQL, a database in a tablespace
+//! on such a tmpfs; our proxy in front of a server; the stock liboml2
+//! client `tests/c/flood.c`. Shared by the `disk_full*.rs`,
+//! `pg_disk_full*.rs` and `pg_read_only.rs` tests, which each use part
+//! of it.
 
 #![allow(dead_code)]
 
@@ -296,9 +299,9 @@ pub fn stored_offset(dir: &Path, domain: &str, session: &str) -> u64 {
 /// A PostgreSQL cluster whose database `domain` lives in a tablespace on
 /// a small tmpfs (the WAL does not), and the server options to reach it.
 /// The cluster is stopped before the tmpfs is unmounted: its files are
-/// on it. Used by `pg_disk_full_proxy.rs` and `pg_disk_full_stock.rs`.
+/// on it (fields drop in order).
 pub struct SmallTablespace {
-    pub cluster: Arc<pgtemp::Cluster>,
+    pub cluster: pgtemp::Cluster,
     pub fs: Tmpfs,
     pub opts: server::PgOptions,
 }
@@ -307,7 +310,7 @@ impl SmallTablespace {
     /// Starts a cluster, mounts a tmpfs of `size` and creates `domain`
     /// in a tablespace on it (the server finds the database and uses it).
     pub fn create(size: &str, domain: &str) -> SmallTablespace {
-        let cluster = Arc::new(pgtemp::Cluster::start().unwrap_or_else(|e| panic!("{e}")));
+        let cluster = pgtemp::Cluster::start().unwrap_or_else(|e| panic!("{e}"));
         cluster.watch_process(std::process::id()).unwrap();
         let fs = Tmpfs::mount(size);
         let ok = Command::new("chown")
