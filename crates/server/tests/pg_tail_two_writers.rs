@@ -10,13 +10,15 @@
 //! checks the same at the store; this goes through the servers and the
 //! query API's tails (rows read back, and rows handed over by the
 //! writer of the tail's own server).
+//!
+//! At the end server A's client stops and server B alone stores the last
+//! rows: A's tail, which no commit of its own server wakes any more, must
+//! still send them within [`PROMPT`].
 
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::text_header;
@@ -26,8 +28,16 @@ use server::{Backend, PgOptions};
 /// Rows each client sends, in writes of [`CHUNK`].
 const ROWS: i64 = 3_000;
 const CHUNK: i64 = 20;
+/// Rows server B alone sends at the end, after server A's client stopped.
+const LAST: i64 = 20;
 /// The whole test's bound.
 const DEADLINE: Duration = Duration::from_secs(60);
+/// How soon after the last rows are stored both tails must have sent
+/// them. A tail on PostgreSQL re-reads every half second while idle, and
+/// passes the end its own server published once that is a second old
+/// (docs/query-api.md, "Live tail"): about 1.5 s at worst. Woken only by
+/// its own server's commits, A's tail would wait 5 s.
+const PROMPT: Duration = Duration::from_secs(3);
 
 fn row(i: i64) -> String {
     format!("{i}.5\t1\t{i}\t{i}\tv{i}\n")
@@ -47,50 +57,57 @@ async fn tails_on_both_servers_get_every_row_of_both_once_in_order() {
         first.write_all(head.as_bytes()).unwrap();
         wait_until("the first row", || count(&domain) >= 1);
 
+        let total = 1 + 2 * ROWS + LAST;
         let tails: Vec<_> = https
             .iter()
             .map(|h| {
                 let url = format!("http://{h}/api/v1/domains/{domain}/streams/t_m/tail");
-                std::thread::spawn(move || follow(&url, 1 + 2 * ROWS))
+                std::thread::spawn(move || follow(&url, total))
             })
             .collect();
-        // Both clients send ROWS rows in small writes, then one row every
-        // 20 ms until both tails are done: a tail is woken by its own
-        // server's commits, so the last rows must not all come from the
-        // other server.
-        let done = Arc::new(AtomicBool::new(false));
+        // Both clients send ROWS rows in small writes at once.
         let senders: Vec<_> = [
             (first, false),
             (TcpStream::connect(addrs[1]).unwrap(), true),
         ]
         .into_iter()
         .map(|(mut s, header)| {
-            let (domain, done) = (domain.clone(), done.clone());
+            let domain = domain.clone();
             std::thread::spawn(move || {
                 if header {
                     let h = text_header(&domain, "n2", 1_700_000_000, &["1 t_m x:int32 s:string"]);
                     s.write_all(h.as_bytes()).unwrap();
                 }
-                let mut i = 1;
-                while !done.load(Ordering::Relaxed) {
-                    let n = if i <= ROWS { CHUNK } else { 1 };
-                    let chunk: String = (i..i + n).map(row).collect();
+                for i in (1..=ROWS).step_by(CHUNK as usize) {
+                    let chunk: String = (i..i + CHUNK).map(row).collect();
                     s.write_all(chunk.as_bytes()).unwrap();
-                    i += n;
-                    let pause = if i <= ROWS { 2 } else { 20 };
-                    std::thread::sleep(Duration::from_millis(pause));
+                    std::thread::sleep(Duration::from_millis(2));
                 }
                 s
             })
         })
         .collect();
-        let got: Vec<Vec<i64>> = tails.into_iter().map(|t| t.join().unwrap()).collect();
-        done.store(true, Ordering::Relaxed);
-        for s in senders {
-            drop(s.join().unwrap());
-        }
+        let mut senders = senders.into_iter().map(|s| s.join().unwrap());
+        // Server A's client stops; once A has stored everything, server B
+        // alone stores the last rows. Nothing commits on A any more, so
+        // A's tail gets them only by noticing B's commits.
+        drop(senders.next());
+        let mut b_client = senders.next().unwrap();
+        wait_until("both clients' rows", || count(&domain) > 2 * ROWS);
+        let last: String = (ROWS + 1..=ROWS + LAST).map(row).collect();
+        b_client.write_all(last.as_bytes()).unwrap();
+        wait_until("the last rows", || count(&domain) >= total);
+        let stored_at = Instant::now();
+        let got: Vec<(Vec<i64>, Instant)> = tails.into_iter().map(|t| t.join().unwrap()).collect();
+        drop(b_client);
         let stored = ids(&domain);
-        for (k, got) in got.iter().enumerate() {
+        for (k, (got, at)) in got.iter().enumerate() {
+            let late = at.saturating_duration_since(stored_at);
+            eprintln!("tail on server {k}: last row {late:?} after it was stored");
+            assert!(
+                late < PROMPT,
+                "the tail on server {k} sent the last rows {late:?} after they were stored (more than {PROMPT:?})"
+            );
             let from = stored.iter().position(|&id| id == got[0]).unwrap();
             let want = &stored[from..(from + got.len()).min(stored.len())];
             if let Some(i) = (0..got.len()).find(|&i| want.get(i) != Some(&got[i])) {
@@ -103,8 +120,9 @@ async fn tails_on_both_servers_get_every_row_of_both_once_in_order() {
                     got[0]
                 );
             }
+            assert_eq!(got.last(), stored.last(), "the tail on server {k} stopped early");
         }
-        })
+    })
     .await
     .unwrap();
     a.server.shutdown().await;
@@ -152,8 +170,8 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 }
 
 /// Follows `url` until a row with id `rows` or above has come; returns
-/// the ids sent.
-fn follow(url: &str, rows: i64) -> Vec<i64> {
+/// the ids sent and when the last came.
+fn follow(url: &str, rows: i64) -> (Vec<i64>, Instant) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(DEADLINE))
         .build()
@@ -177,5 +195,5 @@ fn follow(url: &str, rows: i64) -> Vec<i64> {
             got.push(id.trim().parse().unwrap());
         }
     }
-    got
+    (got, Instant::now())
 }

@@ -130,12 +130,15 @@ impl Shared {
     }
 }
 
-/// The shared reader: reads new rows whenever the domain commits, until
+/// The shared reader: reads new rows whenever the domain commits (and, on
+/// PostgreSQL, at least every [`super::OTHER_WRITERS`] while idle, for
+/// the commits of other servers), until
 /// nobody follows any more (noticed as the last subscriber leaves, even
 /// with no commit to wake it), or on a database error (the subscribers
 /// then read on their own and report it).
 async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared>) {
     let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
+    let others = t.others();
     loop {
         let r = tokio::task::spawn_blocking(move || {
             let r = round(&mut t);
@@ -162,7 +165,7 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
             }
         };
         tokio::select! {
-            () = super::wait(&state, &mut feed) => {}
+            () = super::wait(&state, &mut feed, others) => {}
             () = unfollowed => return, // The last subscriber left.
         }
     }

@@ -58,6 +58,15 @@ const BATCH: u64 = 1000;
 const MAX_BATCH: u64 = 16_000;
 /// Batches (of up to [`BATCH`] rows) queued towards the client.
 const QUEUE: usize = 4;
+/// On PostgreSQL, the longest an idle reader waits before it reads again
+/// though no commit of this process woke it: other collection servers
+/// may commit to the same database (docs/scale-out.md), and nothing tells
+/// us when. Each time costs one or two indexed reads past the last id
+/// sent, per reader. Rows another server commits reach tails here within
+/// about this, or, while this process commits too, once the end its
+/// writer published ([`CommitFeed::committed_end`]) is no longer fresh
+/// (the server keeps one a second) or a later commit moves it past them.
+const OTHER_WRITERS: Duration = Duration::from_millis(500);
 
 /// What a tail needs between rounds.
 pub struct Tail {
@@ -79,6 +88,13 @@ pub struct Tail {
 }
 
 impl Tail {
+    /// Whether other processes may commit rows to this stream unseen by
+    /// the [`CommitFeed`]: on PostgreSQL, where several servers may share
+    /// a domain (a SQLite file has one writer, this process).
+    fn others(&self) -> bool {
+        self.src.dialect() == Dialect::Postgres
+    }
+
     /// On PostgreSQL, the highest committed id of the stream if the writer
     /// published it (see [`CommitFeed::committed_end`]).
     fn end(&self) -> Option<i64> {
@@ -443,7 +459,7 @@ async fn run(
                 break; // Caught up: follow the shared reader.
             }
             // No shared reader (it could not start): wait for commits.
-            wait(&state, &mut feed).await;
+            wait(&state, &mut feed, t.others()).await;
             if tx.is_closed() {
                 return;
             }
@@ -488,12 +504,18 @@ async fn join(state: &QueryState, domain: &str, f: &Follow) -> Result<Subscripti
 
 /// Waits for the domain's next commit (or the poll period without a
 /// feed; the poll stays as a safety net with one, and a closed feed falls
-/// back to it).
-async fn wait(state: &QueryState, feed: &mut Option<watch::Receiver<u64>>) {
+/// back to it). With `others`, for at most [`OTHER_WRITERS`]: the feed
+/// tells only this process's commits. Without a feed, the poll period
+/// already catches every writer's commits.
+async fn wait(state: &QueryState, feed: &mut Option<watch::Receiver<u64>>, others: bool) {
     match feed.as_mut() {
         Some(f) => {
-            let waited =
-                tokio::time::timeout(state.poll.max(Duration::from_secs(5)), f.changed()).await;
+            let most = if others {
+                OTHER_WRITERS
+            } else {
+                state.poll.max(Duration::from_secs(5))
+            };
+            let waited = tokio::time::timeout(most, f.changed()).await;
             if matches!(waited, Ok(Err(_))) {
                 *feed = None;
             }
