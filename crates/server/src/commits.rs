@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use store::postgres::CommittedRows;
 use tokio::sync::watch;
 
-/// How long a published end stays usable. Another server writing the same
+/// How long a published end stays usable, counted for each table from the
+/// commit that last published its end. Another server writing the same
 /// PostgreSQL database commits rows beyond it without telling us: past
 /// this, readers look beyond it again (as with no end at all).
 const FRESH: Duration = Duration::from_secs(1);
@@ -37,10 +38,10 @@ pub struct Commits {
 struct Domain {
     /// Number of commits seen since the server started.
     count: watch::Sender<u64>,
-    /// Table → highest committed `oml_tuple_id`, as of `at`.
-    ends: HashMap<String, i64>,
-    /// When `ends` were last published.
-    at: Instant,
+    /// Table → highest committed `oml_tuple_id`, and when it was
+    /// published: each table's own time, since a commit that wrote to
+    /// other tables says nothing of rows another server added to this one.
+    ends: HashMap<String, (i64, Instant)>,
     /// Recent commits' rows, oldest first, each batch of one table.
     rows: VecDeque<Arc<CommittedRows>>,
 }
@@ -50,7 +51,6 @@ impl Domain {
         Domain {
             count: watch::Sender::new(count),
             ends: HashMap::new(),
-            at: Instant::now(),
             rows: VecDeque::new(),
         }
     }
@@ -71,8 +71,9 @@ impl Commits {
             .or_insert_with(|| Domain::new(0));
         match ends {
             Some(ends) => {
-                d.ends.extend(ends);
-                d.at = Instant::now();
+                let now = Instant::now();
+                d.ends
+                    .extend(ends.into_iter().map(|(t, end)| (t, (end, now))));
             }
             None => {
                 d.ends.clear();
@@ -145,11 +146,8 @@ impl Commits {
     /// [`FRESH`].
     pub fn end(&self, domain: &str, table: &str) -> Option<i64> {
         let map = self.lock();
-        let d = map.get(domain)?;
-        if d.at.elapsed() > FRESH {
-            return None;
-        }
-        d.ends.get(table).copied()
+        let &(end, at) = map.get(domain)?.ends.get(table)?;
+        (at.elapsed() <= FRESH).then_some(end)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Domain>> {
@@ -208,8 +206,12 @@ mod tests {
         c.bump("d", None, Vec::new());
         assert_eq!(c.end("d", "a"), None);
         c.bump("d", Some(vec![("a".into(), 30)]), Vec::new());
-        c.lock().get_mut("d").unwrap().at -= FRESH * 2;
+        c.lock().get_mut("d").unwrap().ends.get_mut("a").unwrap().1 -= FRESH * 2;
         assert_eq!(c.end("d", "a"), None, "an old end is not used");
+        // A later commit to another table does not make `a`'s end new:
+        // another server may have added rows to `a` since.
+        c.bump("d", Some(vec![("b".into(), 4)]), Vec::new());
+        assert_eq!((c.end("d", "a"), c.end("d", "b")), (None, Some(4)));
         drop(rx);
         assert!(!c.watched("d"));
     }

@@ -19,6 +19,8 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use common::text_header;
@@ -62,7 +64,7 @@ async fn tails_on_both_servers_get_every_row_of_both_once_in_order() {
             .iter()
             .map(|h| {
                 let url = format!("http://{h}/api/v1/domains/{domain}/streams/t_m/tail");
-                std::thread::spawn(move || follow(&url, total))
+                std::thread::spawn(move || follow(&url, total, None))
             })
             .collect();
         // Both clients send ROWS rows in small writes at once.
@@ -129,6 +131,66 @@ async fn tails_on_both_servers_get_every_row_of_both_once_in_order() {
     b.server.shutdown().await;
 }
 
+/// Server A goes on committing, but to another stream, while server B
+/// alone adds rows to the stream A's tail follows: the end A's writer
+/// published for that stream is old news however often A commits, and
+/// A's tail must look past it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tail_gets_the_other_servers_rows_while_its_own_server_writes_elsewhere() {
+    let (a, b) = (start_on_pg().await, start_on_pg().await);
+    let tail_url = format!("http://{}", a.server.http_addr().unwrap());
+    let addrs = [a.addr, b.addr];
+    let domain = unique_domain("tailelse");
+    tokio::task::spawn_blocking(move || {
+        let schemas = ["1 t_m x:int32 s:string", "2 t_o x:int32 s:string"];
+        let mut on_a = TcpStream::connect(addrs[0]).unwrap();
+        let mut head = text_header(&domain, "n1", 1_700_000_000, &schemas);
+        head.push_str(&row(0));
+        on_a.write_all(head.as_bytes()).unwrap();
+        wait_until("the first row", || count(&domain) >= 1);
+
+        let (ready_tx, ready) = mpsc::channel();
+        let url = format!("{tail_url}/api/v1/domains/{domain}/streams/t_m/tail");
+        let tail = std::thread::spawn(move || follow(&url, 1 + LAST, Some(ready_tx)));
+        ready.recv().unwrap();
+        // A commits rows of the other stream every 20 ms from now on.
+        let done = Arc::new(AtomicBool::new(false));
+        let elsewhere = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut i = 1;
+                while !done.load(Ordering::Relaxed) {
+                    let r = format!("{i}.5\t2\t{i}\t{i}\tv{i}\n");
+                    on_a.write_all(r.as_bytes()).unwrap();
+                    i += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        wait_until("A's commits elsewhere", || count_in(&domain, "t_o") >= 3);
+        let mut on_b = TcpStream::connect(addrs[1]).unwrap();
+        let mut last = text_header(&domain, "n2", 1_700_000_000, &schemas[..1]);
+        last.extend((1..=LAST).map(row));
+        on_b.write_all(last.as_bytes()).unwrap();
+        wait_until("B's rows", || count(&domain) > LAST);
+        let stored_at = Instant::now();
+        let (got, at) = tail.join().unwrap();
+        done.store(true, Ordering::Relaxed);
+        elsewhere.join().unwrap();
+        let late = at.saturating_duration_since(stored_at);
+        eprintln!("tail on server A: B's rows {late:?} after they were stored");
+        assert!(
+            late < PROMPT,
+            "the tail on server A sent B's rows {late:?} after they were stored (more than {PROMPT:?})"
+        );
+        assert_eq!(got, ids(&domain)[1..], "the tail on server A");
+    })
+    .await
+    .unwrap();
+    a.server.shutdown().await;
+    b.server.shutdown().await;
+}
+
 async fn start_on_pg() -> common::TestServer {
     let opts = PgOptions {
         host: "127.0.0.1".into(),
@@ -144,10 +206,15 @@ async fn start_on_pg() -> common::TestServer {
 }
 
 fn count(domain: &str) -> i64 {
+    count_in(domain, "t_m")
+}
+
+fn count_in(domain: &str, table: &str) -> i64 {
+    let sql = format!("SELECT count(*) FROM {table}");
     shared()
         .try_client(domain)
         .ok()
-        .and_then(|mut db| db.query_one("SELECT count(*) FROM t_m", &[]).ok())
+        .and_then(|mut db| db.query_one(&sql, &[]).ok())
         .map_or(0, |r| r.get(0))
 }
 
@@ -170,13 +237,17 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 }
 
 /// Follows `url` until a row with id `rows` or above has come; returns
-/// the ids sent and when the last came.
-fn follow(url: &str, rows: i64) -> (Vec<i64>, Instant) {
+/// the ids sent and when the last came. Tells `ready` once the tail has
+/// answered (it is then placed at the end of the stream).
+fn follow(url: &str, rows: i64, ready: Option<mpsc::Sender<()>>) -> (Vec<i64>, Instant) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(DEADLINE))
         .build()
         .into();
     let resp = agent.get(url).call().unwrap();
+    if let Some(ready) = ready {
+        ready.send(()).unwrap();
+    }
     let mut events = BufReader::new(resp.into_body().into_reader());
     let mut got = Vec::new();
     let mut line = String::new();
