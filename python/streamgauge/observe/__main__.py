@@ -1,4 +1,4 @@
-"""python3 -m streamgauge.observe {analyze,report,plan} ...
+"""python3 -m streamgauge.observe {analyze,report,plan,publish} ...
 
 Exit codes: 0 done; 1 the analysis was written but a response could not be
 analysed (too few successful runs); 2 bad input or I/O error."""
@@ -39,6 +39,10 @@ def main(argv=None) -> int:
     d.add_argument("--alpha", type=float, default=0.05)
     d.add_argument("--cells", type=int, default=1,
                    help="cells compared to the baseline per response (instrumented levels x other factors' combinations)")
+    u = sub.add_parser("publish", help="regenerate the published study's figures (results.md) from its analyses")
+    u.add_argument("folder", help="folder holding study-*/analysis.json (and machine.tsv, machine-load.tsv)")
+    u.add_argument("--out", required=True, help="Markdown page to write")
+    u.add_argument("--doc", help="also replace the <!-- results:begin --> ... <!-- results:end --> block of this file")
     args = p.parse_args(argv)
     try:
         if args.cmd == "analyze":
@@ -70,6 +74,10 @@ def main(argv=None) -> int:
                   f"{args.cells} cells, Holm's first step)")
             print(f"# intervals: {'BCa bootstrap' if n >= BCA_MIN_N else 'Fieller-Welch'} "
                   f"(BCa from {BCA_MIN_N} runs per cell on)")
+        elif args.cmd == "publish":
+            from .publish import publish
+
+            publish(args.folder, args.out, args.doc)
         else:
             if not args.html and not args.md:
                 p.error("report: give --html and/or --md")

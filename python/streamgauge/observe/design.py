@@ -99,3 +99,16 @@ def replications_for(effect: float, cv: float, power: float = 0.8, alpha: float 
         else:
             lo = mid + 1
     return hi
+
+
+def detectable_effect(n: int, cv: float, power: float = 0.8, alpha: float = 0.05, cells: int = 1) -> float:
+    """The smallest relative difference that the per-cell comparison of
+    power_per_cell detects with `power`, given n runs per cell and a
+    within-cell SD of `cv` times the mean: what a finished design could
+    have found, stated beside what it found."""
+    from statsmodels.stats.power import TTestIndPower
+
+    if n < 2 or not cv > 0:
+        raise ValueError("detectable_effect: needs at least 2 runs per cell and a positive coefficient of variation")
+    d = TTestIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha / cells, power=power, ratio=1.0)
+    return float(d) * cv
