@@ -81,3 +81,18 @@ def test_detectable_effect_inverts_the_power_calculation(n, cv, cells):
     e = detectable_effect(n, cv, 0.8, 0.05, cells)
     assert power_per_cell(n, e, cv, 0.05, cells) == pytest.approx(0.8, abs=1e-4)
     assert power_per_cell(n, e * 0.9, cv, 0.05, cells) < 0.8
+
+
+def test_the_published_doc_says_what_its_analyses_compute(tmp_path):
+    """docs/observer-effect.md and docs/observe/results.md are exactly what
+    `publish` makes of the committed analyses: no figure edited by hand,
+    none left stale by a re-run."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doc = tmp_path / "observer-effect.md"
+    shutil.copy(root / "docs" / "observer-effect.md", doc)
+    publish(root / "docs" / "observe", tmp_path / "results.md", doc)
+    assert doc.read_text() == (root / "docs" / "observer-effect.md").read_text()
+    assert (tmp_path / "results.md").read_text() == (root / "docs" / "observe" / "results.md").read_text()

@@ -6,6 +6,7 @@ analysed (too few successful runs); 2 bad input or I/O error."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -84,6 +85,9 @@ def main(argv=None) -> int:
             from .report import write_reports
 
             write_reports(args.analysis, args.html, args.md)
+    except BrokenPipeError:  # `... plan | head -1`: the reader had what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except (OSError, ValueError) as e:
         print(f"streamgauge.observe: error: {e}", file=sys.stderr)
         return 2

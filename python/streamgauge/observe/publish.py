@@ -92,8 +92,9 @@ def _cv_at(r: dict, treatment: str, baseline: str) -> dict[str, float]:
     return out
 
 
-def _study(name: str, a: dict, tools: list[dict], runs: list[dict]) -> tuple[str, list[list[str]]]:
-    """The study's section and its rows of the summary table."""
+def _study(name: str, a: dict, tools: list[dict], runs: list[dict]) -> tuple[str, list[list[str]], str]:
+    """The study's section, its rows of the summary table and the
+    per-cell table of its first (primary) response."""
     des, alpha = a["design"], a["alpha"]
     treatment, baseline = des["treatment"], des["baseline"]
     ok = sum(1 for r in runs if r.get("status") == "ok")
@@ -105,6 +106,7 @@ def _study(name: str, a: dict, tools: list[dict], runs: list[dict]) -> tuple[str
                f"permutations within {', '.join(a.get('strata') or []) or 'all runs'}. "
                f"[Full report](study-{name}/report.md).\n")
     summary = []
+    primary = ""
     for r in a["responses"]:
         resp = r["response"]
         out.append(f"### {name}: {resp}\n")
@@ -124,12 +126,9 @@ def _study(name: str, a: dict, tools: list[dict], runs: list[dict]) -> tuple[str
                    f"{_treatment_share(r, treatment):.2f} %; residual {_num(_residual_share(r))} %"
                    f"{' (type II sums of squares: unbalanced)' if r.get('variation_type') == 2 else ''}.\n")
         out.append(r["verdict"] + "\n")
-        out.append(_table(
-            ["level", "at", "relative difference", "95 % CI", "interval", "p (Welch)", "p adjusted", "named"],
-            [[e["level"], ", ".join(f"{k}={v}" for k, v in e["at"].items()), _pct(e.get("estimate")),
-              _ci(e),
-              e.get("method", "–"), fmt_p(e.get("p")).removeprefix("p = "), fmt_p(e.get("p_adj")).removeprefix("p = "),
-              "yes" if e in named else "no"] for e in r["effects"]]))
+        out.append(_effects_table(r, named))
+        if not primary:
+            primary = f"**{name}**, {resp} (decided by the {r['test_used']}):\n\n{_effects_table(r, named)}"
         factors = list(des["factors"])
         out.append(_table([*factors, "n", "mean", "SD", "CV"],
                           [[c[f] for f in factors] + [c["n"], _num(c["mean"]), _num(c["sd"]),
@@ -154,7 +153,15 @@ def _study(name: str, a: dict, tools: list[dict], runs: list[dict]) -> tuple[str
     if tools:
         out.append(f"### {name}: what the instrumented components counted\n")
         out.append(_tools_table(tools, runs, treatment))
-    return "\n".join(out), summary
+    return "\n".join(out), summary, primary
+
+
+def _effects_table(r: dict, named: list[dict]) -> str:
+    return _table(
+        ["level", "at", "relative difference", "95 % CI", "interval", "p (Welch)", "p adjusted", "named"],
+        [[e["level"], ", ".join(f"{k}={v}" for k, v in e["at"].items()), _pct(e.get("estimate")), _ci(e),
+          e.get("method", "–"), fmt_p(e.get("p")).removeprefix("p = "), fmt_p(e.get("p_adj")).removeprefix("p = "),
+          "yes" if e in named else "no"] for e in r["effects"]])
 
 
 def _tools_table(tools: list[dict], runs: list[dict], treatment: str) -> str:
@@ -201,13 +208,15 @@ def publish(folder: str | Path, out: str | Path, doc: str | Path | None = None) 
                             [[x["study"], x["start"], x["load_start"], x["end"], x["load_end"], x["exit"]] for x in loads]))
     summary_rows = []
     sections = []
+    primaries = []
     for s in studies:
         name = s.name.removeprefix("study-")
         a = json.loads((s / "analysis.json").read_text())
         runs = _read_csv(s / "runs.csv")
         tools = _read_csv(s / "tools.csv")
-        text, rows = _study(name, a, tools, runs)
+        text, rows, primary = _study(name, a, tools, runs)
         sections.append(text)
+        primaries.append(primary)
         summary_rows += rows
     summary = _table(SUMMARY_HEADERS, summary_rows)
     parts.append("## Summary\n")
@@ -216,7 +225,10 @@ def publish(folder: str | Path, out: str | Path, doc: str | Path | None = None) 
     text = "\n".join(parts)
     Path(out).write_text(text)
     if doc:
-        _splice(Path(doc), loads, summary)
+        cells = ("\nEvery cell of each study's primary response, relative to the baseline, with its interval and "
+                 "its p adjusted over the cells of the response (*named*: adjusted p below the significance level):\n\n"
+                 + "\n".join(x for x in primaries if x))
+        _splice(Path(doc), loads, summary + cells)
     return text
 
 
