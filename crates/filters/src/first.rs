@@ -8,7 +8,7 @@
 use omsp::{OmlType, Value, ValueRef};
 
 use crate::props::Props;
-use crate::value::{assign, zero};
+use crate::value::assign;
 use crate::{Filter, FilterError, Output, Property};
 
 /// The `first` filter.
@@ -33,7 +33,7 @@ impl First {
                 ty: input,
             }],
             input,
-            value: zero(input),
+            value: Value::zero(input),
             seen: false,
         })
     }

@@ -7,7 +7,7 @@
 use omsp::{OmlType, Value, ValueRef};
 
 use crate::props::Props;
-use crate::value::{assign, zero};
+use crate::value::assign;
 use crate::{Filter, FilterError, Output, Property};
 
 /// The `last` filter.
@@ -27,7 +27,7 @@ impl Last {
         Ok(Last {
             outputs: [Output::named("last", input)],
             input,
-            value: zero(input),
+            value: Value::zero(input),
         })
     }
 }

@@ -19,28 +19,6 @@ pub(crate) fn to_f64(v: ValueRef<'_>) -> Option<f64> {
     }
 }
 
-/// The value `first` and `last` emit before any sample was ever seen: zero,
-/// `false`, or empty.
-pub(crate) fn zero(ty: OmlType) -> Value {
-    match ty {
-        OmlType::Int32 => Value::Int32(0),
-        OmlType::UInt32 => Value::UInt32(0),
-        OmlType::Int64 => Value::Int64(0),
-        OmlType::UInt64 => Value::UInt64(0),
-        OmlType::Double => Value::Double(0.0),
-        OmlType::String => Value::String(String::new()),
-        OmlType::Blob => Value::Blob(Vec::new()),
-        OmlType::Guid => Value::Guid(0),
-        OmlType::Bool => Value::Bool(false),
-        OmlType::VecDouble => Value::VecDouble(Vec::new()),
-        OmlType::VecInt32 => Value::VecInt32(Vec::new()),
-        OmlType::VecUInt32 => Value::VecUInt32(Vec::new()),
-        OmlType::VecInt64 => Value::VecInt64(Vec::new()),
-        OmlType::VecUInt64 => Value::VecUInt64(Vec::new()),
-        OmlType::VecBool => Value::VecBool(Vec::new()),
-    }
-}
-
 /// Overwrites `dst` with `src`, reusing `dst`'s buffer when both are of the
 /// same variable-length type (a `last` filter on a string field then does not
 /// allocate per sample).
@@ -105,13 +83,6 @@ mod tests {
         assert_eq!(to_f64(ValueRef::Bool(true)), None);
         assert_eq!(to_f64(ValueRef::String("1")), None);
         assert_eq!(to_f64(ValueRef::Guid(1)), None);
-    }
-
-    #[test]
-    fn zero_has_the_asked_type() {
-        for ty in OmlType::ALL {
-            assert_eq!(zero(ty).oml_type(), ty);
-        }
     }
 
     #[test]

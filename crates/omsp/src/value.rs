@@ -74,6 +74,29 @@ pub enum ValueRef<'a> {
 }
 
 impl Value {
+    /// The zero of a type: 0, 0.0, `false`, or empty. What a filter emits
+    /// before it saw a sample and a wrapper gives a field a line lacks.
+    pub fn zero(ty: crate::OmlType) -> Value {
+        use crate::OmlType as T;
+        match ty {
+            T::Int32 => Value::Int32(0),
+            T::UInt32 => Value::UInt32(0),
+            T::Int64 => Value::Int64(0),
+            T::UInt64 => Value::UInt64(0),
+            T::Double => Value::Double(0.0),
+            T::String => Value::String(String::new()),
+            T::Blob => Value::Blob(Vec::new()),
+            T::Guid => Value::Guid(0),
+            T::Bool => Value::Bool(false),
+            T::VecDouble => Value::VecDouble(Vec::new()),
+            T::VecInt32 => Value::VecInt32(Vec::new()),
+            T::VecUInt32 => Value::VecUInt32(Vec::new()),
+            T::VecInt64 => Value::VecInt64(Vec::new()),
+            T::VecUInt64 => Value::VecUInt64(Vec::new()),
+            T::VecBool => Value::VecBool(Vec::new()),
+        }
+    }
+
     /// Bytes the value holds outside its own enum slot (a string's, blob's
     /// or vector's contents): what memory bounds in bytes count.
     pub fn heap_bytes(&self) -> usize {
@@ -178,5 +201,20 @@ impl ValueRef<'_> {
 impl<'a> From<&'a Value> for ValueRef<'a> {
     fn from(v: &'a Value) -> Self {
         v.as_value_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::OmlType;
+
+    #[test]
+    fn zero_has_the_asked_type_and_holds_nothing() {
+        for ty in OmlType::ALL {
+            let z = Value::zero(ty);
+            assert_eq!(z.oml_type(), ty);
+            assert_eq!(z.heap_bytes(), 0);
+        }
     }
 }

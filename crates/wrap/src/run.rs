@@ -66,24 +66,12 @@ pub(crate) fn parse_schema(s: &str) -> Result<Vec<(String, OmlType)>> {
     Ok(out)
 }
 
-/// The zero value of a type (for fields a line does not give).
+/// The value of a field a line does not give: the type's zero, except
+/// NaN for doubles (a missing reading, not a reading of 0).
 fn zero(t: OmlType) -> Value {
     match t {
-        OmlType::Int32 => Value::Int32(0),
-        OmlType::UInt32 => Value::UInt32(0),
-        OmlType::Int64 => Value::Int64(0),
-        OmlType::UInt64 => Value::UInt64(0),
-        OmlType::Guid => Value::Guid(0),
         OmlType::Double => Value::Double(f64::NAN),
-        OmlType::String => Value::String(String::new()),
-        OmlType::Blob => Value::Blob(Vec::new()),
-        OmlType::Bool => Value::Bool(false),
-        OmlType::VecDouble => Value::VecDouble(Vec::new()),
-        OmlType::VecInt32 => Value::VecInt32(Vec::new()),
-        OmlType::VecUInt32 => Value::VecUInt32(Vec::new()),
-        OmlType::VecInt64 => Value::VecInt64(Vec::new()),
-        OmlType::VecUInt64 => Value::VecUInt64(Vec::new()),
-        OmlType::VecBool => Value::VecBool(Vec::new()),
+        t => Value::zero(t),
     }
 }
 
