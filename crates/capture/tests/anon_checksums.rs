@@ -9,24 +9,13 @@ mod common;
 use capture::config::SessionConfig;
 use capture::offline::run_file;
 use capture::session::SessionEnv;
-use common::netns::{in_netns, ip, pair, root_or_skip};
+use common::netns::{in_netns, ip, netns_run, pair, root_or_skip};
 use common::*;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Runs `cmd ARGS` inside `ns`, panicking when it fails.
-fn netns_run(ns: &str, args: &[&str]) {
-    let s = Command::new("ip")
-        .args(["netns", "exec", ns])
-        .args(args)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(s.success(), "in {ns}: {args:?}");
-}
 
 /// TCP and UDP exchanges from namespace `a` to `b` and datagrams to a
 /// closed port of `b`, over IPv4 and IPv6.
@@ -108,34 +97,6 @@ fn record(a: &str, b: &str, out: &Path) {
         .status()
         .unwrap();
     dump.wait().unwrap();
-}
-
-/// tshark's fields of every packet of `file`, checking every checksum.
-fn tshark(file: &Path, filter: &str, fields: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "-r",
-        file.to_str().unwrap(),
-        "-o",
-        "ip.check_checksum:TRUE",
-        "-o",
-        "tcp.check_checksum:TRUE",
-        "-o",
-        "udp.check_checksum:TRUE",
-        "-Y",
-        filter,
-        "-T",
-        "fields",
-        "-E",
-        "occurrence=a",
-    ];
-    for f in fields {
-        args.extend(["-e", f]);
-    }
-    run("tshark", &args)
-        .lines()
-        .map(str::to_owned)
-        .filter(|l| !l.trim().is_empty())
-        .collect()
 }
 
 const BAD: &str = "ip.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" \

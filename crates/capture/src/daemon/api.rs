@@ -154,21 +154,15 @@ async fn delete(
     let r = find(&sh, &caller, &id)?;
     sh.delete(&id).await?;
     Ok(Json(StatusView {
-        id,
         state: "deleted".into(),
         reason: None,
-        counters: (&r.counters).into(),
+        ..StatusView::from((id.as_str(), &r))
     }))
 }
 
 fn status_of(sh: &Shared, caller: &Caller, id: &str) -> ApiResult<Json<StatusView>> {
     let r = find(sh, caller, id)?;
-    Ok(Json(StatusView {
-        id: id.into(),
-        state: state_name(r.state),
-        reason: r.reason,
-        counters: (&r.counters).into(),
-    }))
+    Ok(Json(StatusView::from((id, &r))))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/start", params(("id" = String, Path)),

@@ -3,7 +3,7 @@
 //! I/O runs in [`DaemonConfig::validate`].
 //!
 //! ```toml
-//! interfaces = ["eth1"]                 # the only interfaces sessions may use
+//! interfaces = ["eth1"]                 # the only interfaces sessions may use ("any": all)
 //! data_dir = "/var/lib/streamgauge/capture"
 //! listen = "127.0.0.1:7300"             # control API (HTTPS)
 //! token_file = "/etc/streamgauge/capture.tokens" # default: data_dir/.control/tokens, created on first start
@@ -40,7 +40,8 @@ fn default_max_sessions() -> usize {
 #[serde(deny_unknown_fields)]
 pub struct DaemonConfig {
     /// Interfaces sessions may capture on; each gets one packet socket,
-    /// opened when its first session starts.
+    /// opened when its first session starts. `any` is every interface of
+    /// the namespace through one socket, in Linux cooked v2 framing.
     pub interfaces: Vec<String>,
     /// Where sessions write their files (`data_dir/<session>/`).
     pub data_dir: PathBuf,

@@ -2,8 +2,8 @@
 //! the answer types in [`super::views`].
 
 use super::views::{
-    Capabilities, CountersView, FileView, FilesView, InterfaceView, LogView, SessionView,
-    StatusView,
+    Capabilities, CountersView, FileView, FilesView, InterfaceView, LinkTypeView, LogView,
+    SessionView, StatusView,
 };
 use utoipa::OpenApi;
 
@@ -32,6 +32,7 @@ use utoipa::OpenApi;
     components(schemas(
         Capabilities,
         InterfaceView,
+        LinkTypeView,
         SessionView,
         StatusView,
         CountersView,

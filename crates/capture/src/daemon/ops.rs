@@ -180,6 +180,10 @@ impl Shared {
             }
             workers[&iface].link
         };
+        // Known from now on, also when the session cannot be built for it.
+        if let Some(r) = self.lock().sessions.get_mut(id) {
+            r.link = Some(link);
+        }
         let mut session =
             Session::new_for(cfg, &env, link).map_err(|e| self.fail(id, e.to_string()))?;
         // Flows of a run ended by a crash come back; from now on a checkpoint per tick.

@@ -9,6 +9,7 @@
 use super::registry::{Record, State};
 use crate::config::SessionConfig;
 use crate::counters::Counters;
+use crate::linktype::LinkType;
 use serde::{Deserialize, Serialize};
 use std::fs::DirBuilder;
 use std::os::unix::fs::DirBuilderExt;
@@ -36,6 +37,10 @@ pub struct Saved {
     /// Counters at the last state change (final ones for stopped sessions).
     #[serde(default)]
     pub counters: Counters,
+    /// LINKTYPE_* number of its source, once it started (absent in files
+    /// of daemons that did not keep it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_type: Option<u32>,
 }
 
 impl Saved {
@@ -53,6 +58,7 @@ impl Saved {
                 .unwrap_or(0),
             archive: r.archive.clone(),
             counters: r.counters,
+            link_type: r.link.map(LinkType::number),
         }
     }
 
@@ -62,6 +68,7 @@ impl Saved {
         r.state = self.state;
         r.reason = self.reason.clone();
         r.counters = self.counters;
+        r.link = self.link_type.and_then(|n| LinkType::from_number(n).ok());
         r.archive = self.archive.clone();
         r.created = UNIX_EPOCH + Duration::from_secs(self.created_unix_s);
         r
@@ -167,6 +174,7 @@ mod tests {
         let mut r = Record::new("lab".into(), cfg);
         r.state = State::Running;
         r.archive = vec!["t".into()];
+        r.link = Some(LinkType::LinuxSll2);
         st.save("a1", &r).unwrap();
         std::fs::write(t.path().join(".sessions/broken.json"), b"{").unwrap();
         let (ok, bad) = st.load();
@@ -177,6 +185,7 @@ mod tests {
             (back.state, back.experiment.as_str(), back.archive.len()),
             (State::Running, "lab", 1)
         );
+        assert_eq!(back.link, Some(LinkType::LinuxSll2));
         st.remove("a1").unwrap();
         assert!(st.load().0.is_empty());
     }

@@ -7,6 +7,7 @@
 use super::persist::Store;
 use crate::config::SessionConfig;
 use crate::counters::Counters;
+use crate::linktype::LinkType;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::SystemTime;
@@ -45,6 +46,9 @@ pub struct Record {
     pub reason: Option<String>,
     /// Latest counters.
     pub counters: Counters,
+    /// Link type of its source: set when it starts (the source is opened
+    /// first), kept after it ends.
+    pub link: Option<LinkType>,
     /// When it was created.
     pub created: SystemTime,
     /// Recent log lines, oldest first.
@@ -63,6 +67,7 @@ impl Record {
             state: State::Created,
             reason: None,
             counters: Counters::default(),
+            link: None,
             created: SystemTime::now(),
             log: VecDeque::new(),
             archive: Vec::new(),

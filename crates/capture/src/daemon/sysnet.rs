@@ -1,8 +1,12 @@
 //! What `GET /api/v1/capabilities` reports about the node: interfaces with
-//! their link speed and state from sysfs, features, limits, the policy.
+//! their link speed and state from sysfs and their link type, features,
+//! limits, the policy.
 
-use super::views::{Capabilities, InterfaceView};
+use super::views::{Capabilities, InterfaceView, LinkTypeView};
 use super::Shared;
+use crate::linktype::LinkType;
+use crate::source::ANY;
+use std::sync::atomic::Ordering;
 
 /// Reads `/sys/class/net/<name>/<attr>`, trimmed.
 fn sys(name: &str, attr: &str) -> Option<String> {
@@ -11,17 +15,42 @@ fn sys(name: &str, attr: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// The tapped interfaces with their speed and state. In a configured
-/// network namespace they are read there (a thread enters it: sysfs would
-/// show the daemon's own namespace); otherwise from sysfs, whose
-/// `operstate` is finer (`unknown`, `lowerlayerdown`, …).
+/// The link type of a tapped interface's packets: `LINUX_SLL2` for
+/// `any`; for another interface, that of its open source (a hardware
+/// type's link type is only known once the socket is bound).
+fn link_type(sh: &Shared, name: &str) -> Option<LinkTypeView> {
+    if name == ANY {
+        return Some(LinkType::LinuxSll2.into());
+    }
+    let workers = sh.workers.lock().unwrap_or_else(|e| e.into_inner());
+    workers
+        .get(name)
+        .filter(|w| w.alive.load(Ordering::Acquire))
+        .map(|w| w.link.into())
+}
+
+/// The tapped interfaces with their speed, state and link type.
 fn interfaces(sh: &Shared) -> Vec<InterfaceView> {
+    let mut v = links(sh);
+    for i in &mut v {
+        i.link_type = link_type(sh, &i.name);
+    }
+    v
+}
+
+/// The tapped interfaces with their speed and state (`any`, not a link
+/// itself, has neither). In a configured network namespace they are read
+/// there (a thread enters it: sysfs would show the daemon's own
+/// namespace); otherwise from sysfs, whose `operstate` is finer
+/// (`unknown`, `lowerlayerdown`, …).
+fn links(sh: &Shared) -> Vec<InterfaceView> {
     let names = &sh.config.interfaces;
     let Some(ns) = sh.config.netns.as_deref() else {
         return names
             .iter()
             .map(|name| InterfaceView {
                 name: name.clone(),
+                link_type: None,
                 // Virtual links report -1 (or fail to read): no speed then.
                 speed_mbps: sys(name, "speed").and_then(|s| s.parse::<u64>().ok()),
                 operstate: sys(name, "operstate"),
@@ -54,6 +83,7 @@ fn interfaces(sh: &Shared) -> Vec<InterfaceView> {
         .zip(links)
         .map(|(name, link)| InterfaceView {
             name: name.clone(),
+            link_type: None,
             speed_mbps: link.as_ref().and_then(|l| l.speed_mbps),
             operstate: link.map(|l| l.operstate.to_string()),
         })
@@ -79,6 +109,7 @@ pub fn capabilities(sh: &Shared) -> Capabilities {
         "rollover",
         "quota",
         "counters_streams",
+        "interface_any",
     ]
     .iter()
     .map(|s| s.to_string())

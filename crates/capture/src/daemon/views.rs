@@ -3,6 +3,7 @@
 
 use super::registry::{Record, State};
 use crate::counters::Counters;
+use crate::linktype::LinkType;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -45,6 +46,26 @@ impl From<&Counters> for CountersView {
     }
 }
 
+/// A link type: the framing of a source's packets, which decides how
+/// filters compile and what the session's packet files hold
+/// (docs/capture.md, *Link types*).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct LinkTypeView {
+    /// libpcap's name: `EN10MB`, `LINUX_SLL`, `LINUX_SLL2`, `RAW`, …
+    pub name: String,
+    /// The LINKTYPE_* number, as written in the session's pcap and pcapng files.
+    pub number: u32,
+}
+
+impl From<LinkType> for LinkTypeView {
+    fn from(l: LinkType) -> LinkTypeView {
+        LinkTypeView {
+            name: l.name().to_string(),
+            number: l.number(),
+        }
+    }
+}
+
 /// A session as listed and fetched.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SessionView {
@@ -52,8 +73,11 @@ pub struct SessionView {
     pub id: String,
     /// Experiment (domain) it belongs to.
     pub experiment: String,
-    /// Interface it captures on.
+    /// Interface it captures on (`any`: every interface of the node).
     pub interface: String,
+    /// Link type of its source, known once the session started (the
+    /// source opened); `null` before.
+    pub link_type: Option<LinkTypeView>,
     /// Current state.
     pub state: String,
     /// Why it failed, or a note on its last transition.
@@ -82,6 +106,7 @@ impl From<(&str, &Record)> for SessionView {
             id: id.to_string(),
             experiment: r.experiment.clone(),
             interface: r.config.interface.clone().unwrap_or_default(),
+            link_type: r.link.map(Into::into),
             state: state_name(r.state),
             reason: r.reason.clone(),
             created_unix_s: r
@@ -106,8 +131,22 @@ pub struct StatusView {
     pub state: String,
     /// Why it failed, or a note on its last transition.
     pub reason: Option<String>,
+    /// Link type of its source, once it started (as in [`SessionView`]).
+    pub link_type: Option<LinkTypeView>,
     /// Latest counters.
     pub counters: CountersView,
+}
+
+impl From<(&str, &Record)> for StatusView {
+    fn from((id, r): (&str, &Record)) -> StatusView {
+        StatusView {
+            id: id.to_string(),
+            state: state_name(r.state),
+            reason: r.reason.clone(),
+            link_type: r.link.map(Into::into),
+            counters: (&r.counters).into(),
+        }
+    }
 }
 
 /// Recent log lines of a session (`<unix seconds>.<ms> <text>`), oldest first.
@@ -142,8 +181,12 @@ pub struct FilesView {
 /// One tapped interface.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct InterfaceView {
-    /// Interface name.
+    /// Interface name; `any` is every interface of the node (or of its
+    /// `netns`) through one socket.
     pub name: String,
+    /// Link type of its packets: `LINUX_SLL2` for `any`; for another
+    /// interface once a session opened it, `null` before.
+    pub link_type: Option<LinkTypeView>,
     /// Link speed in Mbit/s, when the driver reports one (sysfs, or ethtool
     /// in the capture namespace).
     pub speed_mbps: Option<u64>,

@@ -158,7 +158,7 @@ fn run(iface: String, mut src: AfPacket, rx: Receiver<Command>, shared: &Shared)
             continue;
         }
         last = Instant::now();
-        if !netns::interface_exists(&iface) {
+        if iface != crate::source::ANY && !netns::interface_exists(&iface) {
             break Some(format!(
                 "interface {iface} disappeared while capturing; files were closed"
             ));

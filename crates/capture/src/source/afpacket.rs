@@ -15,65 +15,30 @@
 //! hardware type is captured *cooked*, as libpcap does: each frame loses
 //! its link header and gets a Linux cooked (v1) header built from the
 //! packet's address (packet type, hardware type, source address,
-//! protocol), so it is still a link type the pipeline parses. On a loopback
-//! interface every
-//! packet passes the socket twice, once leaving and once arriving; like
-//! libpcap, the source drops the outgoing copy.
+//! protocol), so it is still a link type the pipeline parses.
+//!
+//! The interface [`ANY`] is every interface of the namespace through one
+//! socket, as `tcpdump -i any`: a datagram socket bound to interface
+//! index 0, whose packets come without a link header, each given a Linux
+//! cooked v2 header (`LINUX_SLL2`) from its address — protocol, interface
+//! index, hardware type, packet type, source address. It is never
+//! promiscuous (no one interface to put in that mode), and VLAN tags the
+//! kernel stripped stay stripped, as libpcap leaves them for `LINUX_SLL2`.
+//!
+//! On a loopback interface every packet passes the socket twice, once
+//! leaving and once arriving; like libpcap, the source drops the outgoing
+//! copy, on `lo` and on `any` alike.
 //!
 //! Linux only; needs `CAP_NET_RAW`.
 #![allow(unsafe_code)]
 
+use super::abi::*;
+use super::cooked::{self, ADDR_LEN, SLL2_LEN, SLL_LEN};
+use super::ANY;
 use crate::linktype::LinkType;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
-
-const SOL_PACKET: libc::c_int = 263;
-const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
-const PACKET_MR_PROMISC: libc::c_ushort = 1;
-const PACKET_RX_RING: libc::c_int = 5;
-const PACKET_STATISTICS: libc::c_int = 6;
-const PACKET_VERSION: libc::c_int = 10;
-const PACKET_FANOUT: libc::c_int = 18;
-const TPACKET_V3: libc::c_int = 2;
-const ETH_P_ALL: u16 = 0x0003;
-const TP_STATUS_KERNEL: u32 = 0;
-const TP_STATUS_USER: u32 = 1;
-const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
-const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
-/// `sll_pkttype` of a packet the host sends.
-const PACKET_OUTGOING: u8 = 4;
-/// `ARPHRD_LOOPBACK`.
-const ARPHRD_LOOPBACK: u16 = 772;
-/// Offset of the `sockaddr_ll` behind a `tpacket3_hdr` (48 bytes, 16-aligned).
-const SLL_AT: usize = 48;
-
-#[repr(C)]
-struct TpacketReq3 {
-    tp_block_size: u32,
-    tp_block_nr: u32,
-    tp_frame_size: u32,
-    tp_frame_nr: u32,
-    tp_retire_blk_tov: u32,
-    tp_sizeof_priv: u32,
-    tp_feature_req_word: u32,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct TpacketStatsV3 {
-    tp_packets: u32,
-    tp_drops: u32,
-    tp_freeze_q_cnt: u32,
-}
-
-#[repr(C)]
-struct PacketMreq {
-    mr_ifindex: libc::c_int,
-    mr_type: libc::c_ushort,
-    mr_alen: libc::c_ushort,
-    mr_address: [u8; 8],
-}
 
 /// Fanout mode (how the kernel spreads packets over the group's sockets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,10 +129,29 @@ pub struct AfPacket {
     vlan_buf: Vec<u8>,
     /// The interface's link type.
     link: LinkType,
-    /// The interface is a loopback: outgoing copies are dropped.
-    loopback: bool,
-    /// No link type for the hardware type: frames get a cooked header.
-    cooked: bool,
+    /// How the ring's packets become frames of that link type.
+    framing: Framing,
+}
+
+/// How the ring's packets become frames of the source's link type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// As captured (VLAN tags the kernel stripped put back on Ethernet).
+    Native,
+    /// The link header replaced by a Linux cooked v1 header: the hardware
+    /// type has no link type we parse.
+    Cooked,
+    /// No link header from the kernel (the `any` socket): a Linux cooked
+    /// v2 header in front.
+    Any,
+}
+
+/// Whether the ring's copy of a packet is kept: not the outgoing copy on
+/// a loopback device, which the socket sees again arriving. libpcap drops
+/// the same copies (outgoing on the loopback interface, for one interface
+/// and for `any`); the hardware type says "loopback" per packet.
+fn keep(pkttype: u8, hatype: u16) -> bool {
+    !(pkttype == PACKET_OUTGOING && hatype == ARPHRD_LOOPBACK)
 }
 
 // The ring is only touched through &mut self.
@@ -189,31 +173,33 @@ fn last_err(interface: &str, op: &'static str) -> SourceError {
     }
 }
 
-fn setsockopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, v: &T) -> libc::c_int {
-    // SAFETY: v points to a live T of the given size.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (v as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    }
-}
-
 impl AfPacket {
-    /// Opens the ring on `cfg.interface` in the calling thread's network namespace.
+    /// Opens the ring on `cfg.interface` ([`ANY`]: on every interface) in
+    /// the calling thread's network namespace.
     pub fn open(cfg: AfPacketConfig) -> Result<AfPacket, SourceError> {
         let name = cfg.interface.clone();
-        let cname =
-            CString::new(name.clone()).map_err(|_| SourceError::NoInterface(name.clone()))?;
+        let any = name == ANY;
+        let ifindex = if any {
+            // Index 0 binds the socket to every interface.
+            0
+        } else {
+            let cname =
+                CString::new(name.clone()).map_err(|_| SourceError::NoInterface(name.clone()))?;
+            // SAFETY: a valid NUL-terminated name.
+            match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
+                0 => return Err(SourceError::NoInterface(name)),
+                i => i,
+            }
+        };
+        // Without a link header from `any`: packets of different framings
+        // get a cooked header built from their address instead.
+        let kind = if any {
+            libc::SOCK_DGRAM
+        } else {
+            libc::SOCK_RAW
+        };
         // SAFETY: plain FFI calls with valid arguments; results checked.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(SourceError::NoInterface(name));
-        }
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        let raw = unsafe { libc::socket(libc::AF_PACKET, kind | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {
             return Err(last_err(&name, "socket"));
         }
@@ -274,9 +260,9 @@ impl AfPacket {
             next: 0,
             stats: SourceStats::default(),
             vlan_buf: Vec::with_capacity(65536),
-            link: LinkType::Ethernet,
-            loopback: false,
-            cooked: false,
+            // For one interface, read back from the bound socket below.
+            link: LinkType::LinuxSll2,
+            framing: Framing::Any,
         };
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid start.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -293,6 +279,11 @@ impl AfPacket {
         if rc < 0 {
             return Err(last_err(&name, "bind"));
         }
+        if any {
+            // LINUX_SLL2 already; no one interface to make promiscuous.
+            me.join_fanout()?;
+            return Ok(me);
+        }
         // The bound address names the interface's hardware type.
         // SAFETY: as above; the kernel fills at most `len` bytes.
         let mut bound: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -303,14 +294,13 @@ impl AfPacket {
         if rc < 0 {
             return Err(last_err(&name, "getsockname"));
         }
-        (me.link, me.cooked) = match LinkType::from_arphrd(&name, bound.sll_hatype) {
-            Ok(link) => (link, false),
+        (me.link, me.framing) = match LinkType::from_arphrd(&name, bound.sll_hatype) {
+            Ok(link) => (link, Framing::Native),
             Err(e) => {
                 tracing::info!(interface = %name, reason = %e, "capturing in cooked mode (LINUX_SLL)");
-                (LinkType::LinuxSll, true)
+                (LinkType::LinuxSll, Framing::Cooked)
             }
         };
-        me.loopback = bound.sll_hatype == ARPHRD_LOOPBACK;
         if me.cfg.promiscuous {
             let mr = PacketMreq {
                 mr_ifindex: ifindex as i32,
@@ -322,13 +312,19 @@ impl AfPacket {
                 return Err(last_err(&name, "PACKET_ADD_MEMBERSHIP"));
             }
         }
-        if let Some((id, mode)) = me.cfg.fanout {
+        me.join_fanout()?;
+        Ok(me)
+    }
+
+    /// Joins the configured fanout group, if any.
+    fn join_fanout(&self) -> Result<(), SourceError> {
+        if let Some((id, mode)) = self.cfg.fanout {
             let v: u32 = u32::from(id) | ((mode as u32) << 16);
-            if setsockopt(raw, SOL_PACKET, PACKET_FANOUT, &v) < 0 {
-                return Err(last_err(&name, "PACKET_FANOUT"));
+            if setsockopt(self.fd.as_raw_fd(), SOL_PACKET, PACKET_FANOUT, &v) < 0 {
+                return Err(last_err(&self.cfg.interface, "PACKET_FANOUT"));
             }
         }
-        Ok(me)
+        Ok(())
     }
 
     /// The link type of the interface's frames.
@@ -389,7 +385,7 @@ impl AfPacket {
             let mut off = (base.add(16) as *const u32).read() as usize;
             let mut delivered = 0;
             for _ in 0..num {
-                if off + SLL_AT + 12 > bs {
+                if off + SLL_AT + ADDR_LEN > bs {
                     break;
                 }
                 let h = base.add(off);
@@ -402,20 +398,26 @@ impl AfPacket {
                 let mac = (h.add(24) as *const u16).read_unaligned() as usize;
                 let tci = rd(32) as u16;
                 let tpid = (h.add(36) as *const u16).read_unaligned();
-                let pkttype = *h.add(SLL_AT + 10);
-                if self.loopback && pkttype == PACKET_OUTGOING {
+                let sll = std::slice::from_raw_parts(h.add(SLL_AT), ADDR_LEN);
+                let hatype = u16::from_ne_bytes([sll[8], sll[9]]);
+                if !keep(sll[10], hatype) {
                     // The same packet arrives again as incoming.
                 } else if off + mac + snap <= bs {
                     let data = std::slice::from_raw_parts(h.add(mac), snap);
                     let net = (h.add(26) as *const u16).read_unaligned() as usize;
-                    if self.cooked {
+                    if self.framing == Framing::Any {
+                        // The datagram socket starts at the network header.
+                        self.vlan_buf.clear();
+                        self.vlan_buf.extend_from_slice(&cooked::sll2_header(sll));
+                        self.vlan_buf.extend_from_slice(data);
+                        f(ts, &self.vlan_buf, len + SLL2_LEN as u32);
+                    } else if self.framing == Framing::Cooked {
                         // The network header on, behind a cooked header.
                         let skip = net.saturating_sub(mac).min(snap);
-                        let sll = std::slice::from_raw_parts(h.add(SLL_AT), 20);
                         self.vlan_buf.clear();
-                        self.vlan_buf.extend_from_slice(&cooked_header(sll));
+                        self.vlan_buf.extend_from_slice(&cooked::sll_header(sll));
                         self.vlan_buf.extend_from_slice(&data[skip..]);
-                        let wire = len.saturating_sub(skip as u32) + 16;
+                        let wire = len.saturating_sub(skip as u32) + SLL_LEN as u32;
                         f(ts, &self.vlan_buf, wire);
                     } else if status & TP_STATUS_VLAN_VALID != 0
                         && snap >= 12
@@ -475,26 +477,6 @@ impl AfPacket {
     }
 }
 
-/// The Linux cooked (v1) header libpcap builds from a packet's
-/// `sockaddr_ll` (`sll`, its first 20 bytes): packet type, hardware type,
-/// address length and the first 8 address bytes, protocol; big-endian.
-pub fn cooked_header(sll: &[u8]) -> [u8; 16] {
-    let mut h = [0u8; 16];
-    if sll.len() < 20 {
-        return h;
-    }
-    // sockaddr_ll: family, protocol (network order), ifindex, hatype
-    // (host order), pkttype, halen, addr[8].
-    let hatype = u16::from_ne_bytes([sll[8], sll[9]]);
-    h[0..2].copy_from_slice(&u16::from(sll[10]).to_be_bytes());
-    h[2..4].copy_from_slice(&hatype.to_be_bytes());
-    h[4..6].copy_from_slice(&u16::from(sll[11]).to_be_bytes());
-    let n = usize::from(sll[11]).min(8);
-    h[6..6 + n].copy_from_slice(&sll[12..12 + n]);
-    h[14..16].copy_from_slice(&sll[2..4]);
-    h
-}
-
 impl Drop for AfPacket {
     fn drop(&mut self) {
         // SAFETY: unmapping the mapping created in open; fd closes after.
@@ -509,25 +491,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cooked_header_from_a_packet_address() {
-        // An incoming (0) IPv4 packet on hardware type 280 with a 6-byte address.
-        let mut sll = [0u8; 20];
-        sll[0..2].copy_from_slice(&(libc::AF_PACKET as u16).to_ne_bytes());
-        sll[2..4].copy_from_slice(&0x0800u16.to_be_bytes());
-        sll[4..8].copy_from_slice(&7i32.to_ne_bytes());
-        sll[8..10].copy_from_slice(&280u16.to_ne_bytes());
-        sll[10] = 0;
-        sll[11] = 6;
-        sll[12..18].copy_from_slice(&[2, 0, 0, 0, 0, 9]);
-        let h = cooked_header(&sll);
-        assert_eq!(
-            h,
-            [0, 0, 0x01, 0x18, 0, 6, 2, 0, 0, 0, 0, 9, 0, 0, 0x08, 0x00]
-        );
-        let mut frame = h.to_vec();
-        frame.extend_from_slice(&[0x45; 20]);
-        let p = crate::packet::Parsed::parse(LinkType::LinuxSll, &frame);
-        assert_eq!(p.ethertype, 0x0800);
-        assert_eq!(p.link_addrs[0], (6, 14));
+    fn only_the_outgoing_copy_on_loopback_is_dropped() {
+        const HOST: u8 = 0;
+        assert!(!keep(PACKET_OUTGOING, ARPHRD_LOOPBACK));
+        assert!(keep(HOST, ARPHRD_LOOPBACK));
+        assert!(keep(PACKET_OUTGOING, 1), "outgoing on Ethernet is kept");
     }
 }

@@ -148,6 +148,37 @@ pub fn run(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// tshark's fields (tab-separated, every occurrence) of each packet of
+/// `file` that passes display filter `filter` (empty: every packet), with
+/// the IPv4, TCP and UDP checksum checks on (ICMP's always are).
+pub fn tshark(file: &Path, filter: &str, fields: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-r",
+        file.to_str().unwrap(),
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-o",
+        "tcp.check_checksum:TRUE",
+        "-o",
+        "udp.check_checksum:TRUE",
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=a",
+    ];
+    if !filter.is_empty() {
+        args.extend(["-Y", filter]);
+    }
+    for f in fields {
+        args.extend(["-e", f]);
+    }
+    run("tshark", &args)
+        .lines()
+        .map(str::to_owned)
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
 /// The Crypto-PAn key of the shared vectors.
 pub const VECTOR_KEY: &str = "1522178d33a4cf80130a5b1649907d10d8988f837979652762574c2d2a842202";
 

@@ -19,6 +19,18 @@ pub fn ip(args: &[&str]) {
     assert!(s.success(), "ip {args:?}");
 }
 
+/// Runs `cmd ARGS` inside namespace `ns` (`ip netns exec`), panicking
+/// when it fails.
+pub fn netns_run(ns: &str, args: &[&str]) {
+    let s = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(s.success(), "in {ns}: {args:?}");
+}
+
 /// Network namespaces deleted on drop.
 pub struct Netns(pub Vec<String>);
 
