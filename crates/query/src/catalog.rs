@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use crate::error::QueryError;
 use crate::export::{columns, ExportError, Source};
 use crate::format::json::type_name;
-use crate::sql::{Dialect, Param, PgType, Sql};
+use crate::sql::{Dialect, PgType, Sql, Value};
 
 /// A domain in the list.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -283,7 +283,7 @@ pub fn stream_info(src: &mut Source, schema: &Schema) -> Result<StreamInfo, Expo
     s.push(
         " WHERE oml_ts_client IS NOT NULL AND oml_ts_client = oml_ts_client AND oml_tuple_id > ",
     );
-    s.bind(Param::Int(0), PgType::Int8);
+    s.bind(Value::Int(0), PgType::Int8);
     let client_time = pair(src, s)?;
     Ok(StreamInfo {
         name: schema.name.clone(),

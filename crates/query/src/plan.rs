@@ -6,7 +6,7 @@ use omsp::OmlType;
 
 use crate::export::{select_list, Column, Kind};
 use crate::request::{Clock, RowsRequest, TimeAxis};
-use crate::sql::{Dialect, Param, PgType, Sql};
+use crate::sql::{Dialect, PgType, Sql, Value};
 
 /// The row id column, selected first by every row query.
 pub const ID: &str = "oml_tuple_id";
@@ -69,7 +69,7 @@ pub fn by_ids(dialect: Dialect, table: &str, req: &RowsRequest, ids: &[i64]) -> 
         if i > 0 {
             sql.push(", ");
         }
-        sql.bind(Param::Int(*id), PgType::Int8);
+        sql.bind(Value::Int(*id), PgType::Int8);
     }
     sql.push(") ORDER BY ")
         .ident(table)
@@ -86,11 +86,11 @@ pub fn filters(sql: &mut Sql, req: &RowsRequest) {
     let ts = req.time.column();
     if let Some(f) = req.from {
         sql.push(" AND ").ident(ts).push(" >= ");
-        sql.bind(Param::Real(f), PgType::Float8);
+        sql.bind(Value::Real(f), PgType::Float8);
     }
     if let Some(t) = req.to {
         sql.push(" AND ").ident(ts).push(" <= ");
-        sql.bind(Param::Real(t), PgType::Float8);
+        sql.bind(Value::Real(t), PgType::Float8);
     }
     if !req.senders.is_empty() {
         sql.push(" AND (");
@@ -99,11 +99,11 @@ pub fn filters(sql: &mut Sql, req: &RowsRequest) {
                 sql.push(" OR ");
             }
             sql.push("oml_sender_id IN (SELECT id FROM _senders WHERE name = ");
-            sql.bind(Param::Text(s.clone()), PgType::Text);
+            sql.bind(Value::Text(s.clone()), PgType::Text);
             sql.push(")");
             if let Ok(id) = s.parse::<i64>() {
                 sql.push(" OR oml_sender_id = ");
-                sql.bind(Param::Int(id), PgType::Int8);
+                sql.bind(Value::Int(id), PgType::Int8);
             }
         }
         sql.push(")");
@@ -124,11 +124,11 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     sql.push(" WHERE 1 = 1");
     if let Some(a) = req.after {
         sql.push(" AND ").ident(ID).push(" > ");
-        sql.bind(Param::Int(a), PgType::Int8);
+        sql.bind(Value::Int(a), PgType::Int8);
     }
     if let Some(u) = req.until {
         sql.push(" AND ").ident(ID).push(" <= ");
-        sql.bind(Param::Int(u), PgType::Int8);
+        sql.bind(Value::Int(u), PgType::Int8);
     }
     filters(&mut sql, req);
     // Qualified: PostgreSQL would otherwise order by the `::text` output column.
@@ -136,7 +136,7 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     if let Some(l) = req.limit {
         let n = l.saturating_add(1).min(i64::MAX as u64);
         sql.push(" LIMIT ");
-        sql.bind(Param::Int(n as i64), PgType::Int8);
+        sql.bind(Value::Int(n as i64), PgType::Int8);
         sql.max_rows = Some(n);
     }
     sql
@@ -161,7 +161,7 @@ pub fn previous(dialect: Dialect, table: &str, req: &RowsRequest, after: i64) ->
         .push(") FROM ");
     source(&mut sql, table, req);
     sql.push(" WHERE ").ident(ID).push(" <= ");
-    sql.bind(Param::Int(after), PgType::Int8);
+    sql.bind(Value::Int(after), PgType::Int8);
     filters(&mut sql, req);
     sql.push(" GROUP BY oml_sender_id)");
     sql
@@ -202,22 +202,22 @@ pub fn m4(
         sql.push(&format!(
             "b{i} AS (SELECT oml_tuple_id AS id, oml_sender_id AS s, "
         ));
-        let last = Param::Int(i64::from(buckets) - 1);
+        let last = Value::Int(i64::from(buckets) - 1);
         match dialect {
             Dialect::Sqlite => {
                 sql.push("max(0, min(");
                 sql.bind(last, PgType::Int8);
                 sql.push(", CAST((").ident(ts).push(" - ");
-                sql.bind(Param::Real(t0), PgType::Float8);
+                sql.bind(Value::Real(t0), PgType::Float8);
                 sql.push(") / ");
-                sql.bind(Param::Real(width), PgType::Float8);
+                sql.bind(Value::Real(width), PgType::Float8);
                 sql.push(" AS INTEGER)))");
             }
             Dialect::Postgres => {
                 sql.push("LEAST(GREATEST(floor((").ident(ts).push(" - ");
-                sql.bind(Param::Real(t0), PgType::Float8);
+                sql.bind(Value::Real(t0), PgType::Float8);
                 sql.push(") / ");
-                sql.bind(Param::Real(width), PgType::Float8);
+                sql.bind(Value::Real(width), PgType::Float8);
                 sql.push(")::int8, 0), ");
                 sql.bind(last, PgType::Int8);
                 sql.push(")");
@@ -312,6 +312,6 @@ fn at_most(sql: &mut Sql, table: &str, end: Option<i64>) {
             .push(".")
             .ident(ID)
             .push(" <= ");
-        sql.bind(Param::Int(e), PgType::Int8);
+        sql.bind(Value::Int(e), PgType::Int8);
     }
 }

@@ -2,32 +2,15 @@
 //! through [`Sql::ident`] (double-quoted) and every value through
 //! [`Sql::bind`] (a placeholder): nothing a caller sends is ever spliced
 //! into the statement text.
+//!
+//! The dialects, the quoting and the values are the store's
+//! ([`store::sql`]). What is this crate's own is how values reach
+//! PostgreSQL: as text, each placeholder cast to the column's type
+//! ([`PgType`]), so that uint64 columns (`NUMERIC(20,0)`, which the
+//! `postgres` crate has no Rust type for) compare exactly.
 
-use crate::export::quote;
-
-/// Which SQL flavour to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// SQLite: `?N` placeholders, typed values.
-    Sqlite,
-    /// PostgreSQL: `$N` placeholders, values sent as text and cast.
-    Postgres,
-}
-
-/// A value bound to a placeholder.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Param {
-    /// Signed integers (also row ids).
-    Int(i64),
-    /// Unsigned 64-bit integers (SQLite: an 8-byte blob above 2^63-1, as stored).
-    UInt(u64),
-    /// Doubles (timestamps, double fields).
-    Real(f64),
-    /// Strings.
-    Text(String),
-    /// Booleans (SQLite: 0/1).
-    Bool(bool),
-}
+use store::sql::quote;
+pub use store::sql::{Dialect, Value};
 
 /// How PostgreSQL should read a text-bound parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +46,9 @@ pub struct Sql {
     pub dialect: Dialect,
     /// The statement text.
     pub text: String,
-    /// Values of the placeholders, in order.
-    pub params: Vec<Param>,
+    /// Values of the placeholders, in order (SQLite takes them as they
+    /// are, PostgreSQL as [`Sql::pg_params`]).
+    pub params: Vec<Value>,
     /// At most this many rows come back (a `LIMIT`), if known: small
     /// results are fetched in one go.
     pub max_rows: Option<u64>,
@@ -93,55 +77,42 @@ impl Sql {
         self
     }
 
-    /// Appends a placeholder bound to `p`, read by PostgreSQL as `ty`.
-    pub fn bind(&mut self, p: Param, ty: PgType) -> &mut Sql {
-        self.params.push(p);
-        let n = self.params.len();
+    /// Appends a placeholder bound to `v`, read by PostgreSQL as `ty`.
+    pub fn bind(&mut self, v: Value, ty: PgType) -> &mut Sql {
+        self.params.push(v);
+        let n = self.dialect.placeholder(self.params.len());
         match self.dialect {
-            Dialect::Sqlite => self.text.push_str(&format!("?{n}")),
+            Dialect::Sqlite => self.text.push_str(&n),
             Dialect::Postgres => self
                 .text
-                .push_str(&format!("CAST(${n}::text AS {})", ty.name())),
+                .push_str(&format!("CAST({n}::text AS {})", ty.name())),
         }
         self
     }
 
-    /// The SQLite values of the parameters.
-    pub fn sqlite_params(&self) -> Vec<rusqlite::types::Value> {
-        use rusqlite::types::Value as V;
-        self.params
-            .iter()
-            .map(|p| match p {
-                Param::Int(i) => V::Integer(*i),
-                Param::UInt(u) => match i64::try_from(*u) {
-                    Ok(i) => V::Integer(i),
-                    Err(_) => V::Blob(u.to_be_bytes().to_vec()),
-                },
-                Param::Real(f) if f.is_nan() => V::Null,
-                Param::Real(f) => V::Real(*f),
-                Param::Text(t) => V::Text(t.clone()),
-                Param::Bool(b) => V::Integer(i64::from(*b)),
-            })
-            .collect()
+    /// The PostgreSQL text of the parameters (`None` for NULL), as the
+    /// casts [`Sql::bind`] wrote read it.
+    pub fn pg_params(&self) -> Vec<Option<String>> {
+        self.params.iter().map(pg_text).collect()
     }
+}
 
-    /// The PostgreSQL text of the parameters.
-    pub fn pg_params(&self) -> Vec<String> {
-        self.params
-            .iter()
-            .map(|p| match p {
-                Param::Int(i) => i.to_string(),
-                Param::UInt(u) => u.to_string(),
-                Param::Real(f) if f.is_nan() => "NaN".into(),
-                Param::Real(f) if f.is_infinite() => {
-                    if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
-                }
-                Param::Real(f) => format!("{f:?}"),
-                Param::Text(t) => t.clone(),
-                Param::Bool(b) => b.to_string(),
-            })
-            .collect()
-    }
+/// The text PostgreSQL's input function for the value's type reads.
+fn pg_text(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Real(f) if f.is_nan() => "NaN".into(),
+        Value::Real(f) if f.is_infinite() => if *f > 0.0 { "Infinity" } else { "-Infinity" }.into(),
+        Value::Real(f) => format!("{f:?}"),
+        Value::Text(t) => t.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Blob(b) => {
+            let hex: String = b.iter().map(|byte| format!("{byte:02x}")).collect();
+            format!("\\x{hex}")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -152,18 +123,34 @@ mod tests {
     fn placeholders_per_dialect() {
         let mut s = Sql::new(Dialect::Postgres);
         s.push("SELECT ").ident("a\"b").push(" WHERE x > ");
-        s.bind(Param::UInt(u64::MAX), PgType::Numeric);
+        s.bind(Value::UInt(u64::MAX), PgType::Numeric);
+        s.push(" AND y = ").bind(Value::Real(0.1), PgType::Float8);
         assert_eq!(
             s.text,
-            "SELECT \"a\"\"b\" WHERE x > CAST($1::text AS numeric)"
+            "SELECT \"a\"\"b\" WHERE x > CAST($1::text AS numeric) AND y = CAST($2::text AS float8)"
         );
-        assert_eq!(s.pg_params(), ["18446744073709551615"]);
-        let mut s = Sql::new(Dialect::Sqlite);
-        s.bind(Param::UInt(u64::MAX), PgType::Numeric);
-        assert_eq!(s.text, "?1");
         assert_eq!(
-            s.sqlite_params(),
-            [rusqlite::types::Value::Blob(vec![255; 8])]
+            s.pg_params(),
+            [Some("18446744073709551615".into()), Some("0.1".into())]
         );
+        let mut s = Sql::new(Dialect::Sqlite);
+        s.bind(Value::UInt(u64::MAX), PgType::Numeric);
+        s.bind(Value::Int(1), PgType::Int8);
+        assert_eq!(s.text, "?1?2");
+    }
+
+    #[test]
+    fn postgres_text_of_each_value() {
+        let text = |v| pg_text(&v);
+        assert_eq!(text(Value::Null), None);
+        assert_eq!(text(Value::Int(-3)).as_deref(), Some("-3"));
+        assert_eq!(text(Value::Real(f64::NAN)).as_deref(), Some("NaN"));
+        assert_eq!(
+            text(Value::Real(f64::NEG_INFINITY)).as_deref(),
+            Some("-Infinity")
+        );
+        assert_eq!(text(Value::Real(1e300)).as_deref(), Some("1e300"));
+        assert_eq!(text(Value::Bool(true)).as_deref(), Some("true"));
+        assert_eq!(text(Value::Blob(vec![0, 255])).as_deref(), Some("\\x00ff"));
     }
 }

@@ -1,9 +1,32 @@
-//! SQL text of the OML layout that both back ends share: the `oml_*`
-//! columns, identifier quoting, the senders table and the shape of a stream
-//! table's DDL. What differs — column types, statements, parameter syntax —
-//! stays in [`crate::sqlite::ddl`] and [`crate::postgres::ddl`].
+//! The one SQL dialect layer: what the store, the query API and the
+//! manager share when they write SQL for SQLite and PostgreSQL.
+//!
+//! - [`quote`]: identifier quoting, the one way a name is quoted;
+//! - [`Dialect`]: each back end's placeholders, and the rewrite of a
+//!   statement written once with SQLite's `?N` into PostgreSQL's `$N`;
+//! - [`Value`]: a value bound to a parameter, and how SQLite takes it (as
+//!   the store writes fields: uint64 above 2^63−1 as 8 bytes, NaN as NULL);
+//! - the OML layout's text both back ends write: the `oml_*` columns, the
+//!   senders table and the shape of a stream table's DDL. What differs —
+//!   column types, statements — stays in [`crate::sqlite::ddl`] and
+//!   [`crate::postgres::ddl`].
+//!
+//! How a [`Value`] reaches PostgreSQL differs on purpose between the two
+//! crates that bind them, so each keeps its own. The query API sends every
+//! parameter as text behind a cast to the column's type
+//! (`CAST($1::text AS numeric)`): uint64 columns are `NUMERIC(20,0)`, which
+//! the `postgres` crate has no Rust type for, and text is exact for every
+//! type. The manager's schema has no NUMERIC: it binds native values of
+//! the type PostgreSQL inferred for each parameter, range-checked (an
+//! `i64` bound to an INTEGER column), and reads rows back as [`Value`]s.
 
 use omsp::{OmlType, Schema};
+
+mod dialect;
+mod value;
+
+pub use dialect::Dialect;
+pub use value::Value;
 
 /// The `oml_*` columns every stream table starts with, after `oml_tuple_id`:
 /// the ones a row sets, in the order a row's values are given.

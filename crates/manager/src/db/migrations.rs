@@ -12,7 +12,8 @@
 //! database whose version is newer than this build knows is refused rather
 //! than used with a schema the queries do not expect.
 
-use super::sql::{Backend, Conn, Error, Result};
+use super::sql::{Conn, Error, Result};
+use super::Dialect;
 
 /// One schema version.
 #[derive(Debug, Clone, Copy)]
@@ -447,7 +448,7 @@ pub fn applied(c: &Conn<'_>) -> Result<Vec<(i64, i64)>> {
 /// Applies every migration newer than the database's version; answers
 /// the version it ends at.
 pub fn apply(c: &Conn<'_>) -> Result<i64> {
-    let pg = c.backend() == Backend::Postgres;
+    let pg = c.backend() == Dialect::Postgres;
     if pg {
         c.execute("SELECT pg_advisory_lock(?1)", [LOCK_KEY])?;
     }

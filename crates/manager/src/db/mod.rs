@@ -38,7 +38,8 @@ use std::time::Duration;
 use httpkit::ApiError;
 
 use sql::PgSession;
-pub use sql::{Backend, Conn, Error, Result, Row, Value, Violation};
+pub use sql::{Conn, Error, Result, Row, Violation};
+pub use store::sql::{Dialect, Value};
 
 /// Where the database is.
 #[derive(Clone, PartialEq, Eq)]
@@ -105,10 +106,10 @@ impl DbTarget {
     }
 
     /// The backend.
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> Dialect {
         match self {
-            DbTarget::Sqlite(_) => Backend::Sqlite,
-            DbTarget::Postgres { .. } => Backend::Postgres,
+            DbTarget::Sqlite(_) => Dialect::Sqlite,
+            DbTarget::Postgres { .. } => Dialect::Postgres,
         }
     }
 
@@ -288,7 +289,7 @@ fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 pub struct Db {
     /// One connection.
     conn: Mutex<Handle>,
-    backend: Backend,
+    backend: Dialect,
     describe: String,
 }
 
@@ -331,7 +332,7 @@ impl Db {
         migrations::apply(&Conn::sqlite(&conn))?;
         Ok(Db {
             conn: Mutex::new(Handle::Sqlite(conn)),
-            backend: Backend::Sqlite,
+            backend: Dialect::Sqlite,
             describe,
         })
     }
@@ -360,7 +361,7 @@ impl Db {
                 tracing::info!(database = %describe, "manager database on PostgreSQL");
                 Ok(Db {
                     conn: Mutex::new(Handle::Postgres(handle)),
-                    backend: Backend::Postgres,
+                    backend: Dialect::Postgres,
                     describe,
                 })
             }
@@ -368,7 +369,7 @@ impl Db {
     }
 
     /// The backend.
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> Dialect {
         self.backend
     }
 
@@ -401,7 +402,7 @@ impl Db {
     /// [`Db::with`] keeping the database's own error (tools, tests).
     pub fn run<T: Send>(&self, f: impl FnOnce(&Conn<'_>) -> Result<T> + Send) -> Result<T> {
         match self.backend {
-            Backend::Sqlite => {
+            Dialect::Sqlite => {
                 let mut h = self.lock();
                 let Handle::Sqlite(c) = &mut *h else {
                     unreachable!("a SQLite Db holds a SQLite connection")
@@ -412,7 +413,7 @@ impl Db {
                 }
                 f(&Conn::sqlite(c))
             }
-            Backend::Postgres => off_runtime(|| {
+            Dialect::Postgres => off_runtime(|| {
                 let mut h = self.lock();
                 let Handle::Postgres(p) = &mut *h else {
                     unreachable!("a PostgreSQL Db holds a PostgreSQL connection")
@@ -483,7 +484,7 @@ mod tests {
             DbTarget::Sqlite("m.db".into())
         );
         let t = DbTarget::parse("postgres://mgr:s3cret@db.example:5433/manager").unwrap();
-        assert_eq!(t.backend(), Backend::Postgres);
+        assert_eq!(t.backend(), Dialect::Postgres);
         assert_eq!(t.describe(), "postgres://mgr:***@db.example:5433/manager");
         assert!(!format!("{t:?}").contains("s3cret"));
         let t =

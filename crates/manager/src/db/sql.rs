@@ -1,16 +1,18 @@
 //! The small executor the queries are written against, so each query is
 //! written once for SQLite and PostgreSQL.
 //!
-//! Queries use SQLite's numbered placeholders (`?1`, `?2`, …), which are
-//! rewritten to PostgreSQL's `$1`, `$2`, … (outside quoted text) for that
-//! backend, and stick to SQL both accept: `INSERT … RETURNING id` instead
-//! of `last_insert_rowid()`, `ON CONFLICT DO NOTHING` instead of `INSERT OR
-//! IGNORE`, `CAST(?1 AS BIGINT)` where only a comparison with NULL would
-//! leave a parameter's type open, quoted `"user"` (a keyword in
-//! PostgreSQL). Only the schema (the migrations) is written per backend.
+//! Queries use SQLite's numbered placeholders (`?1`, `?2`, …), which
+//! [`Dialect::rewrite_placeholders`] turns into PostgreSQL's `$1`, `$2`, …
+//! for that backend, and stick to SQL both accept: `INSERT … RETURNING id`
+//! instead of `last_insert_rowid()`, `ON CONFLICT DO NOTHING` instead of
+//! `INSERT OR IGNORE`, `CAST(?1 AS BIGINT)` where only a comparison with
+//! NULL would leave a parameter's type open, quoted `"user"` (a keyword in
+//! PostgreSQL), and no comments in the SQL text (see the rewrite's limits).
+//! Only the schema (the migrations) is written per backend.
 //!
-//! Values cross the boundary as [`Value`]s and rows come back whole
-//! ([`Row`]); the conversions are where the two type systems meet:
+//! Values cross the boundary as [`Value`]s (the store's, shared with the
+//! query API, which also binds them) and rows come back whole ([`Row`]);
+//! the conversions are where the two type systems meet:
 //!
 //! | Rust | SQLite | PostgreSQL |
 //! |---|---|---|
@@ -32,6 +34,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use postgres::types::{ToSql, Type};
+use store::sql::{Dialect, Value};
 
 /// What a query may fail with.
 #[derive(Debug, thiserror::Error)]
@@ -143,36 +146,6 @@ impl Error {
                     }
             }
             _ => false,
-        }
-    }
-}
-
-/// One value: a parameter or a column.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    /// SQL NULL.
-    Null,
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Real(f64),
-    /// Text.
-    Text(String),
-    /// A boolean (SQLite stores 0/1).
-    Bool(bool),
-    /// Bytes.
-    Blob(Vec<u8>),
-}
-
-impl Value {
-    fn kind(&self) -> &'static str {
-        match self {
-            Value::Null => "NULL",
-            Value::Int(_) => "an integer",
-            Value::Real(_) => "a real",
-            Value::Text(_) => "text",
-            Value::Bool(_) => "a boolean",
-            Value::Blob(_) => "bytes",
         }
     }
 }
@@ -401,15 +374,6 @@ impl Row {
     }
 }
 
-/// Which database a connection talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// A SQLite file (or memory).
-    Sqlite,
-    /// A PostgreSQL database.
-    Postgres,
-}
-
 /// A PostgreSQL connection with its prepared statements.
 pub(crate) struct PgSession {
     pub(crate) client: postgres::Client,
@@ -432,7 +396,9 @@ impl PgSession {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(&pg_placeholders(sql))?;
+        let s = self
+            .client
+            .prepare(&Dialect::Postgres.rewrite_placeholders(sql))?;
         if self.statements.len() >= 256 {
             self.statements.clear();
         }
@@ -469,30 +435,6 @@ impl PgSession {
     pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
         Ok(self.client.batch_execute(sql)?)
     }
-}
-
-/// `?N` → `$N` outside quoted text and identifiers.
-pub fn pg_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut quote: Option<char> = None;
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                }
-                out.push(c);
-            }
-            None if c == '\'' || c == '"' => {
-                quote = Some(c);
-                out.push(c);
-            }
-            None if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) => out.push('$'),
-            None => out.push(c),
-        }
-    }
-    out
 }
 
 type Param = Box<dyn ToSql + Sync>;
@@ -561,6 +503,7 @@ fn pg_param(v: &Value, ty: &Type) -> std::result::Result<Param, String> {
             PgKind::Other => return Err(mismatch()),
         },
         Value::Int(i) => int(*i)?,
+        Value::UInt(u) => int(i64::try_from(*u).map_err(|_| format!("{u} exceeds int8"))?)?,
         Value::Bool(b) => match kind {
             PgKind::Bool => Box::new(*b),
             _ => int(i64::from(*b))?,
@@ -614,18 +557,6 @@ fn pg_row(r: &postgres::Row) -> Result<Row> {
     Ok(Row { values })
 }
 
-fn sqlite_param(v: Value) -> rusqlite::types::Value {
-    use rusqlite::types::Value as S;
-    match v {
-        Value::Null => S::Null,
-        Value::Int(i) => S::Integer(i),
-        Value::Real(f) => S::Real(f),
-        Value::Text(s) => S::Text(s),
-        Value::Bool(b) => S::Integer(i64::from(b)),
-        Value::Blob(b) => S::Blob(b),
-    }
-}
-
 fn sqlite_row(r: &rusqlite::Row<'_>, n: usize) -> Result<Row> {
     use rusqlite::types::ValueRef;
     let mut values = Vec::with_capacity(n);
@@ -670,10 +601,10 @@ impl<'a> Conn<'a> {
     }
 
     /// The backend behind it.
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> Dialect {
         match self.inner {
-            Inner::Sqlite(_) => Backend::Sqlite,
-            Inner::Postgres(_) => Backend::Postgres,
+            Inner::Sqlite(_) => Dialect::Sqlite,
+            Inner::Postgres(_) => Dialect::Postgres,
         }
     }
 
@@ -682,12 +613,12 @@ impl<'a> Conn<'a> {
             Inner::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
                 let n = st.column_count();
-                let params = rusqlite::params_from_iter(params.into_iter().map(sqlite_param));
+                let bound = rusqlite::params_from_iter(&params);
                 if !rows {
-                    return Ok((st.execute(params)? as u64, Vec::new()));
+                    return Ok((st.execute(bound)? as u64, Vec::new()));
                 }
                 let mut found = Vec::new();
-                let mut q = st.query(params)?;
+                let mut q = st.query(bound)?;
                 while let Some(r) = q.next()? {
                     found.push(sqlite_row(r, n)?);
                 }
@@ -785,14 +716,6 @@ impl<'a> Conn<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn placeholders_outside_quotes() {
-        assert_eq!(
-            pg_placeholders("SELECT '?1', \"a?2\" FROM t WHERE x = ?1 AND y = ?12 OR z ? 3"),
-            "SELECT '?1', \"a?2\" FROM t WHERE x = $1 AND y = $12 OR z ? 3"
-        );
-    }
 
     #[test]
     fn sqlite_round_trip_of_every_type() {

@@ -66,9 +66,6 @@ pub fn columns(schema: &Schema) -> Vec<Column> {
         .collect()
 }
 
-/// An SQL identifier, double-quoted (the store's one quoting rule).
-pub use store::sql::quote;
-
 fn is_unsigned64(kind: Kind) -> bool {
     matches!(kind, Kind::Field(OmlType::UInt64 | OmlType::Guid))
 }
@@ -157,6 +154,5 @@ mod tests {
             pg_cell(Some("\\x00ff"), Kind::Field(OmlType::Blob)),
             Cell::Bytes(vec![0, 255])
         );
-        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
     }
 }

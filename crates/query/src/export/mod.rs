@@ -27,7 +27,7 @@ mod text;
 mod time;
 
 pub use arrow::ArrowWriter;
-pub use cell::{columns, pg_cell, quote, sqlite_cell, Cell, Column, Kind, META};
+pub use cell::{columns, pg_cell, sqlite_cell, Cell, Column, Kind, META};
 pub use error::ExportError;
 pub use parquet::ParquetWriter;
 pub use pgbin::{numeric_u64, pg_binary_cell, PgValue};

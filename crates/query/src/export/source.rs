@@ -78,7 +78,7 @@ impl Pg {
     pub fn query_each<E: From<postgres::Error>>(
         &mut self,
         sql: &str,
-        params: &[String],
+        params: &[Option<String>],
         bounded: bool,
         mut row: impl FnMut(&postgres::Row) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -253,8 +253,7 @@ impl Source {
             Source::Sqlite(c) => {
                 let mut st = c.prepare_cached(&sql.text)?;
                 let n = st.column_count();
-                let params = sql.sqlite_params();
-                let rows = st.query_map(rusqlite::params_from_iter(params), |r| {
+                let rows = st.query_map(rusqlite::params_from_iter(&sql.params), |r| {
                     (0..n)
                         .map(|i| {
                             Ok(match r.get_ref(i)? {
@@ -296,7 +295,7 @@ impl Source {
         match self {
             Source::Sqlite(c) => {
                 let mut st = c.prepare_cached(&sql.text)?;
-                let mut rows = st.query(rusqlite::params_from_iter(sql.sqlite_params()))?;
+                let mut rows = st.query(rusqlite::params_from_iter(&sql.params))?;
                 while let Some(r) = rows.next()? {
                     cells.clear();
                     for (i, col) in cols.iter().enumerate() {

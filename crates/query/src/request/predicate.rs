@@ -8,7 +8,7 @@ use omsp::OmlType;
 
 use crate::error::QueryError;
 use crate::export::{Column, Kind};
-use crate::sql::{Param, PgType, Sql};
+use crate::sql::{PgType, Sql, Value};
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct Predicate {
     /// The comparison.
     pub op: Op,
     /// The value, typed like the column.
-    pub value: Param,
+    pub value: Value,
     /// How PostgreSQL reads the value.
     pub pg: PgType,
 }
@@ -127,39 +127,39 @@ pub fn parse(s: &str, cols: &[Column]) -> Result<Predicate, QueryError> {
     };
     let (value, pg) = match col.kind {
         Kind::Meta => (
-            Param::Int(unquoted.parse().map_err(|_| bad("an integer"))?),
+            Value::Int(unquoted.parse().map_err(|_| bad("an integer"))?),
             PgType::Int8,
         ),
         Kind::Time => (
-            Param::Real(finite(unquoted).ok_or_else(|| bad("a number"))?),
+            Value::Real(finite(unquoted).ok_or_else(|| bad("a number"))?),
             PgType::Float8,
         ),
         Kind::Field(t) => match t {
             OmlType::Int32 | OmlType::Int64 => (
-                Param::Int(unquoted.parse().map_err(|_| bad("an integer"))?),
+                Value::Int(unquoted.parse().map_err(|_| bad("an integer"))?),
                 PgType::Int8,
             ),
             OmlType::UInt32 => (
-                Param::Int(unquoted.parse::<u32>().map_err(|_| bad("a uint32"))?.into()),
+                Value::Int(unquoted.parse::<u32>().map_err(|_| bad("a uint32"))?.into()),
                 PgType::Int8,
             ),
             OmlType::UInt64 | OmlType::Guid => (
-                Param::UInt(unquoted.parse().map_err(|_| bad("a uint64"))?),
+                Value::UInt(unquoted.parse().map_err(|_| bad("a uint64"))?),
                 PgType::Numeric,
             ),
             OmlType::Double => (
-                Param::Real(finite(unquoted).ok_or_else(|| bad("a finite number"))?),
+                Value::Real(finite(unquoted).ok_or_else(|| bad("a finite number"))?),
                 PgType::Float8,
             ),
             OmlType::Bool => (
-                Param::Bool(match unquoted {
+                Value::Bool(match unquoted {
                     "true" | "1" => true,
                     "false" | "0" => false,
                     _ => return Err(bad("true or false")),
                 }),
                 PgType::Bool,
             ),
-            OmlType::String => (Param::Text(unquoted.to_owned()), PgType::Text),
+            OmlType::String => (Value::Text(unquoted.to_owned()), PgType::Text),
             _ => {
                 return Err(QueryError::bad(
                     "where",
@@ -214,9 +214,9 @@ mod tests {
     fn typed_values() {
         let c = cols();
         let p = parse("u>=18446744073709551615", &c).unwrap();
-        assert_eq!((p.op, p.value), (Op::Ge, Param::UInt(u64::MAX)));
+        assert_eq!((p.op, p.value), (Op::Ge, Value::UInt(u64::MAX)));
         let p = parse(r#"s = "a,b""#, &c).unwrap();
-        assert_eq!(p.value, Param::Text("a,b".into()));
+        assert_eq!(p.value, Value::Text("a,b".into()));
         assert_eq!(split(r#"n>1,s="x,y",b=true"#).len(), 3);
         assert!(matches!(
             parse("zz=1", &c),

@@ -32,7 +32,7 @@ use omsp::OmlType;
 
 use crate::export::{Column, Conn, ExportError, Kind, Source};
 use crate::request::RowsRequest;
-use crate::sql::{Param, PgType, Sql};
+use crate::sql::{PgType, Sql, Value};
 use crate::state::{Backend, CommitFeed};
 use pyramid::Cover;
 pub use set::TileSet;
@@ -383,7 +383,7 @@ fn senders(src: &mut Source, names: &[String]) -> Result<Option<BTreeSet<i64>>, 
     for n in names {
         let mut sql = Sql::new(src.dialect());
         sql.push("SELECT CAST(id AS TEXT) FROM _senders WHERE name = ");
-        sql.bind(Param::Text(n.clone()), PgType::Text);
+        sql.bind(Value::Text(n.clone()), PgType::Text);
         for r in src.text_rows(&sql)? {
             if let Some(id) = r[0].as_deref().and_then(|v| v.parse().ok()) {
                 out.insert(id);

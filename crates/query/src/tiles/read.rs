@@ -6,12 +6,11 @@
 use omsp::OmlType;
 use postgres::types::{FromSql, Type};
 use store::postgres::CommittedRows;
+use store::sql::quote;
 
 use super::summary::Num;
 use crate::export::pgcopy;
-use crate::export::{
-    pg_binary_cell, quote, Cell, Column, ExportError, Kind, PgValue, Source, FETCH,
-};
+use crate::export::{pg_binary_cell, Cell, Column, ExportError, Kind, PgValue, Source, FETCH};
 
 /// One row of a series: id, sender, timestamp and value, each `None` when
 /// M4 cannot use it (NULL, NaN).

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use omsp::OmlType;
 use store::postgres::CommittedRows;
+use store::sql::quote;
 
 use super::pyramid::Pyramid;
 use super::read::{self, Fields};
-use crate::export::{quote, ExportError, Source};
+use crate::export::{ExportError, Source};
 use crate::sql::Sql;
 use crate::CommitFeed;
 
@@ -74,7 +75,7 @@ impl TileSet {
             .push(&quote(&self.table))
             .push(" WHERE oml_tuple_id = ");
         sql.bind(
-            crate::sql::Param::Int(self.covered),
+            crate::sql::Value::Int(self.covered),
             crate::sql::PgType::Int8,
         );
         let rows = src.text_rows(&sql)?;
