@@ -38,6 +38,7 @@ pub fn udp_receiver(ns: &str, port: u16, idle: Duration) -> JoinHandle<Received>
         netns::enter_file(&file, "dst").unwrap();
         let sock = UdpSocket::bind(addr("::", port)).unwrap();
         sock.set_read_timeout(Some(idle)).unwrap();
+        large_receive_buffer(&sock);
         ready_tx.send(()).unwrap();
         let mut ctx = Context::new(&SHA256);
         let (mut count, mut bytes) = (0, 0);
@@ -55,6 +56,17 @@ pub fn udp_receiver(ns: &str, port: u16, idle: Duration) -> JoinHandle<Received>
     });
     ready_rx.recv().unwrap();
     h
+}
+
+/// 16 MiB of receive buffer (SO_RCVBUFFORCE: the tests run as root), so
+/// that a receiver thread the scheduler leaves waiting on a busy machine
+/// (a test run beside a build, load 4 on 2 cores) loses no datagram to a
+/// full socket buffer: these tests count what the kernel delivers through
+/// our programs, not how fast a starved thread reads. The default (about
+/// 200 KiB, a few hundred of these datagrams) overflowed in such a run.
+fn large_receive_buffer(sock: &UdpSocket) {
+    use nix::sys::socket::{setsockopt, sockopt::RcvBufForce};
+    setsockopt(sock, RcvBufForce, &(16 << 20)).expect("SO_RCVBUFFORCE (root)");
 }
 
 /// Send `sizes.len()` datagrams from `ns` (source port `sport`) paced by `gap`; returns their digest.
