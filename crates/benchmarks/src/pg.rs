@@ -61,7 +61,7 @@ impl PgTarget {
         let res = self.opts.connect("postgres").and_then(|mut c| {
             c.batch_execute(&format!(
                 "DROP DATABASE IF EXISTS {}",
-                store::sqlite::ddl::quote(name)
+                store::sql::quote(name)
             ))
             .map_err(Into::into)
         });

@@ -17,7 +17,7 @@ use postgres::types::ToSql;
 use postgres::Client;
 use store::postgres::copy::CopyBuffer;
 use store::postgres::ddl;
-use store::sqlite::ddl::quote;
+use store::sql::quote;
 
 use crate::pg::PgTarget;
 use crate::workload;

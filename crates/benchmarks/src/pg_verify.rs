@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use omsp::{OmlType, Schema, Value};
 use postgres::error::SqlState;
 use postgres::Client;
-use store::sqlite::ddl::quote;
+use store::sql::quote;
 use store::PgOptions;
 
 use crate::workload;

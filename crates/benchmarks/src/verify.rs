@@ -40,7 +40,7 @@ impl Watcher {
         conn.busy_timeout(Duration::from_secs(5))?;
         Ok(Watcher {
             conn,
-            table: store::sqlite::ddl::quote(&schema.name),
+            table: store::sql::quote(&schema.name),
         })
     }
 

@@ -69,7 +69,7 @@ impl CatalogDb for Connection {
     }
 
     fn column_count(&mut self, table: &str) -> Result<usize, StoreError> {
-        let sql = format!("PRAGMA table_info({})", ddl::quote(table));
+        let sql = format!("PRAGMA table_info({})", crate::sql::quote(table));
         let mut stmt = self.prepare(&sql)?;
         let n = stmt.query_map([], |_| Ok(()))?.count();
         Ok(n)

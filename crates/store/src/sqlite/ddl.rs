@@ -5,7 +5,8 @@ use omsp::{OmlType, Schema};
 
 use crate::sql::{self, ColumnTypes};
 
-pub use crate::sql::{quote, CREATE_SENDERS, OML_COLUMNS};
+use crate::sql::quote;
+pub use crate::sql::{CREATE_SENDERS, OML_COLUMNS};
 
 /// The reference's column types: `oml_tuple_id` is the rowid.
 const COLUMN_TYPES: ColumnTypes = ColumnTypes {
