@@ -140,6 +140,7 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
     let mut feed = state.feed.as_ref().map(|f| f.subscribe(&domain));
     let others = t.others();
     loop {
+        let began = std::time::Instant::now();
         let r = tokio::task::spawn_blocking(move || {
             let r = round(&mut t);
             (t, r)
@@ -149,6 +150,7 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
             return;
         };
         t = back;
+        tracing::debug!(last = t.last, new = !rows.is_empty(), full, took = ?began.elapsed(), "shared tail reader round");
         shared.pos.store(t.last, Ordering::SeqCst);
         if !rows.is_empty() && shared.tx.send(Arc::new(rows)).is_err() {
             return; // Nobody follows.
@@ -164,10 +166,12 @@ async fn read(state: QueryState, domain: String, mut t: Tail, shared: Arc<Shared
                 shared.left.notified().await;
             }
         };
+        let began = std::time::Instant::now();
         tokio::select! {
             () = super::wait(&state, &mut feed, others) => {}
             () = unfollowed => return, // The last subscriber left.
         }
+        tracing::debug!(waited = ?began.elapsed(), "shared tail reader woke");
     }
 }
 

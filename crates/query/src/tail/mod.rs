@@ -304,8 +304,11 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
     let rendered = handed.and_then(|rows| Some((committed::render(t, &rows, limit)?, rows.last())));
     let (out, full, lag) = match rendered {
         Some((out, last)) => {
-            let end = t.end().unwrap_or(last).max(last);
-            (out, t.last < end, end - t.last)
+            // Without a fresh end, rows past the batch may be in the table
+            // (committed by another server): the next round looks.
+            let end = t.end();
+            let full = end.is_none_or(|e| t.last < e);
+            (out, full, end.unwrap_or(last).max(last) - t.last)
         }
         None => match dense.then(|| t.end().or(gap)).flatten() {
             Some(end) => {
@@ -318,8 +321,12 @@ fn round(t: &mut Tail) -> Result<Round, ExportError> {
                         t.last = hi;
                     }
                 }
-                // More below the end: go on at once.
-                let full = out.len() >= limit || t.last < end;
+                // More below the end, or the handed batch right after the
+                // gap: go on at once. (Stopping at the gap waited for the
+                // next wake-up, OTHER_WRITERS once this server's own
+                // commits stopped, for each batch it had handed over
+                // between another server's rows.)
+                let full = out.len() >= limit || t.last < end || gap == Some(t.last);
                 (out, full, (end - t.last).max(0))
             }
             None => {
@@ -423,6 +430,7 @@ async fn run(
                     break; // The shared reader's batches hold the rest.
                 }
             }
+            let before = t.last;
             let r = tokio::task::spawn_blocking(move || {
                 let r = round(&mut t);
                 (t, r)
@@ -455,7 +463,13 @@ async fn run(
             if full {
                 continue;
             }
-            if sub.is_some() {
+            if let Some((_, pos)) = &sub {
+                // Below the shared reader's position lie rows it sent
+                // before we joined: read on while there are any (a round
+                // that finds none has passed ids no row holds).
+                if t.last > before && t.last < *pos {
+                    continue;
+                }
                 break; // Caught up: follow the shared reader.
             }
             // No shared reader (it could not start): wait for commits.
