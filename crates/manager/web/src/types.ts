@@ -18,7 +18,13 @@ export interface Site {
 }
 
 export interface Capabilities {
-  interfaces?: { name: string; speed_mbps?: number | null; operstate?: string }[];
+  interfaces?: {
+    name: string;
+    speed_mbps?: number | null;
+    operstate?: string | null;
+    /** libpcap's name and LINKTYPE_* number; null while the interface's source is closed. */
+    link_type?: { name: string; number: number } | null;
+  }[];
   features?: string[];
   max_sessions?: number;
   sessions?: number;

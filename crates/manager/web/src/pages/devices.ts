@@ -175,7 +175,10 @@ function capsSummary(d: Device): string {
   if (d.kind === "inline") return inlineSummary(d.capabilities as InlineCapabilities);
   const c = d.capabilities as Capabilities;
   const parts: string[] = [];
-  if (c.interfaces?.length) parts.push(`interfaces ${c.interfaces.map((i) => i.name).join(", ")}`);
+  if (c.interfaces?.length) {
+    const named = c.interfaces.map((i) => (i.link_type ? `${i.name} (${i.link_type.name})` : i.name));
+    parts.push(`interfaces ${named.join(", ")}`);
+  }
   if (c.keys?.length) parts.push(`keys ${c.keys.join(", ")}`);
   if (c.policy?.max_snaplen) parts.push(`snaplen ≤ ${c.policy.max_snaplen}`);
   if (c.policy?.header_only_forced) parts.push("header-only");
