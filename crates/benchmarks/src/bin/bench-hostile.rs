@@ -4,7 +4,7 @@
 //! descriptors returned; 1 when one did not; 2 on a usage or run error.
 //!
 //! ```text
-//! bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N]
+//! bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N] [--only ATTACK]
 //! ```
 
 use std::path::PathBuf;
@@ -18,13 +18,16 @@ use benchmarks::hostile;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N]
+const USAGE: &str =
+    "usage: bench-hostile [--quick] [--rows N] [--log FILE] [--header-nice N] [--only ATTACK]
   --quick          about a fifth of every attack, 10 s of settling (default: the full run)
   --rows N         rows the legitimate sender sends in each phase
   --log FILE       copy of the server's log
   --header-nice N  the server's priority for connections still in their header
                    (0-19, default 19; 0 serves them on the collection runtime, as
-                   before, for comparison)";
+                   before, for comparison)
+  --only ATTACK    run one attack (slowloris, tails, headers, malformed), without
+                   the per-connection memory measurement";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,6 +56,10 @@ fn main() -> ExitCode {
             "--header-nice" => match it.next().and_then(|n| n.parse().ok()) {
                 Some(n @ 0..=19) => header_nice = Some(n),
                 _ => return usage("--header-nice needs a number from 0 to 19"),
+            },
+            "--only" => match it.next().and_then(|a| hostile::Attack::named(a)) {
+                Some(a) => opts.only = Some(a),
+                None => return usage("--only needs slowloris, tails, headers or malformed"),
             },
             "--log" => match it.next() {
                 Some(f) => opts.log = Some(PathBuf::from(f)),

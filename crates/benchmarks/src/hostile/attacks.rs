@@ -39,6 +39,18 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The attack of `--only` `name` (`slowloris`, `tails`, `headers`,
+    /// `malformed`).
+    pub fn named(name: &str) -> Option<Kind> {
+        match name {
+            "slowloris" => Some(Kind::Slowloris),
+            "tails" => Some(Kind::Tails),
+            "headers" => Some(Kind::Headers),
+            "malformed" => Some(Kind::Malformed),
+            _ => None,
+        }
+    }
+
     /// Name in the report.
     pub fn name(self) -> &'static str {
         match self {

@@ -35,8 +35,11 @@ pub fn serve(dir: &Path, max_connections: Option<usize>) -> Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
+    // As `streamgauge server` builds it: an idle thread hands back what
+    // it freed (`server::trim`).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(::server::trim::idle)
         .build()
         .context("starting the async runtime")?;
     let mut config = ::server::ServerConfig::new(dir);
@@ -197,6 +200,11 @@ impl ServerProcess {
             .unwrap_or(0)
     }
 
+    /// Threads now.
+    pub fn threads(&self) -> u64 {
+        status_field(self.child.id(), "Threads:").unwrap_or(0)
+    }
+
     /// Log lines written so far.
     pub fn log_lines(&self) -> u64 {
         self.log_lines.load(Ordering::Relaxed)
@@ -231,14 +239,19 @@ impl Drop for ServerProcess {
 
 /// `VmRSS` of process `pid`, in bytes.
 fn rss_of(pid: u32) -> Option<u64> {
+    Some(status_field(pid, "VmRSS:")? * 1024)
+}
+
+/// The number in the line of `/proc/PID/status` that starts with `key`
+/// (kB for sizes).
+fn status_field(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
+    status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .find_map(|l| l.strip_prefix(key))?
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
-        .ok()?;
-    Some(kib * 1024)
+        .ok()
 }

@@ -31,6 +31,7 @@ use crate::workload::{self, Preset};
 use attacks::{Kind, Plan, Progress};
 use child::ServerProcess;
 
+pub use attacks::Kind as Attack;
 pub use child::{serve, SERVE_FLAG};
 
 /// Sizes of one run.
@@ -61,6 +62,9 @@ pub struct Options {
     /// The server's `header_nice` (its default if `None`): 0 serves
     /// connections whole on the collection runtime, for comparison.
     pub header_nice: Option<i32>,
+    /// Only this attack (and no per-connection memory measurement), to
+    /// look at one attack's figures quickly.
+    pub only: Option<Attack>,
 }
 
 impl Options {
@@ -79,6 +83,7 @@ impl Options {
             settle: Duration::from_secs(30),
             log: None,
             header_nice: None,
+            only: None,
         }
     }
 
@@ -97,6 +102,7 @@ impl Options {
             settle: Duration::from_secs(10),
             log: None,
             header_nice: None,
+            only: None,
         }
     }
 }
@@ -129,6 +135,9 @@ pub struct Phase {
     pub fds_back: Option<f64>,
     /// Log lines during the attack, and while settling.
     pub log_lines: [u64; 2],
+    /// The server's threads before, as the attack ended, and a settling
+    /// time after (idle blocking threads end after tokio's keep-alive).
+    pub threads: [u64; 3],
 }
 
 /// Runs every phase against a fresh server; returns whether every attack
@@ -139,20 +148,7 @@ pub fn run(opts: &Options) -> Result<bool> {
         // Read by the server processes this one starts (`child::serve`).
         std::env::set_var(child::HEADER_NICE_ENV, n.to_string());
     }
-    let costs = memory::measure(opts.memory_connections, opts.settle, None)?;
-    println!(
-        "per connection ({} held, {} before): idle {:.1} KiB, stopped inside the header {:.1} KiB resident; \
-         {} with them all inside their header, {} {} s after they closed ({})",
-        costs.connections,
-        mib(costs.rss[0]),
-        costs.idle / 1024.0,
-        costs.mid_header / 1024.0,
-        mib(costs.rss[1]),
-        mib(costs.rss[2]),
-        opts.settle.as_secs(),
-        back(costs.back)
-    );
-    let memory_ok = costs.back.is_some();
+    let memory_ok = opts.only.is_some() || connection_costs(opts)?;
     let dir = tempfile::tempdir().context("creating a data directory")?;
     let srv = ServerProcess::start(dir.path(), opts.log.clone(), None)?;
     let attackers = tokio::runtime::Builder::new_multi_thread()
@@ -189,6 +185,9 @@ pub fn run(opts: &Options) -> Result<bool> {
         (Kind::Malformed, opts.malformed_tasks, opts.malformed),
     ];
     for (i, (kind, tasks, total)) in attacks.into_iter().enumerate() {
+        if opts.only.is_some_and(|only| only != kind) {
+            continue;
+        }
         let plan = Plan {
             kind,
             tasks,
@@ -208,6 +207,25 @@ pub fn run(opts: &Options) -> Result<bool> {
     Ok(memory_ok && phases.iter().all(|p| passed(p, base, opts.rows)))
 }
 
+/// What one connection costs, measured on a server of its own; whether
+/// the memory came back after the connections closed.
+fn connection_costs(opts: &Options) -> Result<bool> {
+    let costs = memory::measure(opts.memory_connections, opts.settle, None)?;
+    println!(
+        "per connection ({} held, {} before): idle {:.1} KiB, stopped inside the header {:.1} KiB resident; \
+         {} with them all inside their header, {} {} s after they closed ({})",
+        costs.connections,
+        mib(costs.rss[0]),
+        costs.idle / 1024.0,
+        costs.mid_header / 1024.0,
+        mib(costs.rss[1]),
+        mib(costs.rss[2]),
+        opts.settle.as_secs(),
+        back(costs.back)
+    );
+    Ok(costs.back.is_some())
+}
+
 /// One attack with the sender streaming through it, then the settling.
 fn attack(
     srv: &ServerProcess,
@@ -224,7 +242,7 @@ fn attack(
         plan.total,
         plan.tasks
     );
-    let (fd0, rss0, log0) = (srv.fds(), srv.rss(), srv.log_lines());
+    let (fd0, rss0, log0, threads0) = (srv.fds(), srv.rss(), srv.log_lines(), srv.threads());
     srv.reset_peak();
     let progress = Arc::new(Progress::default());
     let engaged = plan.tasks.min(plan.total as usize) as u64;
@@ -241,6 +259,7 @@ fn attack(
     let rate = sent?;
     let ended = Instant::now();
     let peak = srv.peak();
+    let threads_peak = srv.threads();
     let log_attack = srv.log_lines() - log0;
     let slack = RSS_SLACK.max(rss0 / 10);
     let (mut rss_back, mut fds_back) = (None, None);
@@ -264,6 +283,7 @@ fn attack(
         fds: [fd0, srv.fds()],
         fds_back,
         log_lines: [log_attack, srv.log_lines() - log0 - log_attack],
+        threads: [threads0, threads_peak, srv.threads()],
     })
 }
 
@@ -329,6 +349,10 @@ fn print_phase(p: &Phase, base: f64) {
         back(p.fds_back),
         p.log_lines[0],
         p.log_lines[1]
+    );
+    println!(
+        "server threads: {} before, {} as the attack ended, {} after settling",
+        p.threads[0], p.threads[1], p.threads[2]
     );
 }
 
