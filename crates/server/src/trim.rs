@@ -65,9 +65,24 @@ pub fn collect_this_thread() {
     }
 }
 
-/// Called when a runtime thread runs out of work: collects its pages (at
-/// most once per [`PERIOD`] per thread, so a thread that parks and wakes
-/// thousands of times a second pays nothing).
+/// Least time between two collections of one runtime thread as it parks
+/// ([`idle`]).
+///
+/// A thread collects only its own heap, and a runtime thread that has
+/// gone idle parks until new work comes, which after a burst may be never:
+/// whatever it had not collected by its last park stays. Measured with
+/// `bench-hostile --only tails` (debug build, then `mi_collect(true)`
+/// called in each thread of the server with gdb): with 5 s here, the two
+/// HTTP workers' heaps still held 23 MiB 30 s after 10 000 tails had
+/// closed; with this, 1.8-4 MiB (docs/benchmarks.md). What stays is what
+/// other threads freed after a worker's last park.
+pub const IDLE_GAP: Duration = Duration::from_millis(100);
+
+/// Called when a runtime thread runs out of work: collects its pages,
+/// those other threads freed blocks of too (most of a connection's or a
+/// tail's memory is freed by whichever worker ends it), at most once per
+/// [`IDLE_GAP`] per thread, so a thread that parks and wakes thousands of
+/// times a second pays for a few collections a second.
 pub fn idle() {
     use std::cell::Cell;
     use std::time::Instant;
@@ -76,14 +91,21 @@ pub fn idle() {
     }
     let now = Instant::now();
     let due = LAST.with(|last| {
-        let due = last.get().is_none_or(|t| now.duration_since(t) >= PERIOD);
+        let due = last.get().is_none_or(|t| now.duration_since(t) >= IDLE_GAP);
         if due {
             last.set(Some(now));
         }
         due
     });
     if due {
-        collect_this_thread();
+        // SAFETY: takes no pointers; may be called from any thread.
+        // `force` visits the full pages too (a page all of whose blocks
+        // were handed out stays among the full ones until its owner looks,
+        // however many of them other threads freed since).
+        #[allow(unsafe_code)]
+        unsafe {
+            mi_collect(true);
+        }
     }
 }
 
