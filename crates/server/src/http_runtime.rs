@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
 use crate::shutdown::Shutdown;
+use crate::trim::IdleCollect;
 
 /// Highest nice value Linux accepts.
 pub const MAX_NICE: i32 = 19;
@@ -56,15 +57,17 @@ impl HttpRuntime {
     /// leaves them idle.
     pub fn named(name: &'static str, nice: i32) -> io::Result<HttpRuntime> {
         let nice = nice.clamp(0, MAX_NICE);
-        let rt = tokio::runtime::Builder::new_multi_thread()
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder
             .thread_name(name)
             .max_blocking_threads(MAX_BLOCKING_THREADS)
             .on_thread_start(move || set_thread_nice(nice))
-            // An HTTP thread that goes idle after a burst (tails, slow
-            // clients) hands back what it freed (see `trim`).
-            .on_thread_park(crate::trim::idle)
-            .enable_all()
-            .build()?;
+            .enable_all();
+        // An HTTP thread that goes idle after a burst (tails, slow
+        // clients) hands back what it freed (see `trim`).
+        let idle = IdleCollect::install(&mut builder);
+        let rt = builder.build()?;
+        idle.start(&rt);
         Ok(HttpRuntime(Some(rt)))
     }
 

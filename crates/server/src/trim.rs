@@ -13,6 +13,8 @@
 //! (docs/benchmarks.md): 10 000 connections closed, resident memory back
 //! within about a second instead of never.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 // Links mimalloc's C library (whose `mi_collect` is called below) in every
@@ -66,24 +68,67 @@ pub fn collect_this_thread() {
 }
 
 /// Least time between two collections of one runtime thread as it parks
-/// ([`idle`]).
+/// ([`IdleCollect`]), so a thread that parks and wakes thousands of times
+/// a second pays for a few collections a second.
 ///
 /// A thread collects only its own heap, and a runtime thread that has
 /// gone idle parks until new work comes, which after a burst may be never:
 /// whatever it had not collected by its last park stays. Measured with
 /// `bench-hostile --only tails` (debug build, then `mi_collect(true)`
-/// called in each thread of the server with gdb): with 5 s here, the two
-/// HTTP workers' heaps still held 23 MiB 30 s after 10 000 tails had
-/// closed; with this, 1.8-4 MiB (docs/benchmarks.md). What stays is what
-/// other threads freed after a worker's last park.
+/// called in each thread of the server with gdb): with one collection
+/// per 5 s and no wake-up after work, the two HTTP workers' heaps still
+/// held 23 MiB 30 s after 10 000 tails had closed (docs/benchmarks.md).
 pub const IDLE_GAP: Duration = Duration::from_millis(100);
 
-/// Called when a runtime thread runs out of work: collects its pages,
-/// those other threads freed blocks of too (most of a connection's or a
-/// tail's memory is freed by whichever worker ends it), at most once per
-/// [`IDLE_GAP`] per thread, so a thread that parks and wakes thousands of
-/// times a second pays for a few collections a second.
-pub fn idle() {
+/// Collection as a runtime's threads go idle: [`IdleCollect::install`] on
+/// its builder, [`IdleCollect::start`] on the runtime built.
+///
+/// Each thread collects as it parks (at most every [`IDLE_GAP`]); a park
+/// that skipped its collection marks the runtime, and a [`PERIOD`] later
+/// every worker is woken once, so each parks again and collects. A worker
+/// parked after a burst otherwise keeps, until new work comes, what was
+/// freed into its pages after its last collection: by itself within
+/// [`IDLE_GAP`], by other threads any time since.
+pub struct IdleCollect(Arc<AtomicBool>);
+
+impl IdleCollect {
+    /// Sets `builder`'s park hook.
+    pub fn install(builder: &mut tokio::runtime::Builder) -> IdleCollect {
+        let owed = Arc::new(AtomicBool::new(false));
+        let parked = Arc::clone(&owed);
+        builder.on_thread_park(move || {
+            if !collect_if_due() {
+                parked.store(true, Ordering::Relaxed);
+            }
+        });
+        IdleCollect(owed)
+    }
+
+    /// Starts the task that wakes `rt`'s workers after work.
+    pub fn start(self, rt: &tokio::runtime::Runtime) {
+        let workers = rt.metrics().num_workers();
+        rt.spawn(wake_after_work(self.0, workers));
+    }
+}
+
+async fn wake_after_work(owed: Arc<AtomicBool>, workers: usize) {
+    loop {
+        tokio::time::sleep(PERIOD).await;
+        if owed.swap(false, Ordering::Relaxed) {
+            for _ in 0..workers {
+                // Each holds its worker a moment, so the next one is
+                // taken by another: every worker wakes.
+                tokio::spawn(async { std::thread::sleep(Duration::from_millis(1)) });
+            }
+        }
+    }
+}
+
+/// Collects the calling thread's heap unless it did within [`IDLE_GAP`]
+/// (its pages, those other threads freed blocks of too: most of a
+/// connection's or a tail's memory is freed by whichever worker ends it);
+/// whether it did.
+fn collect_if_due() -> bool {
     use std::cell::Cell;
     use std::time::Instant;
     thread_local! {
@@ -107,6 +152,7 @@ pub fn idle() {
             mi_collect(true);
         }
     }
+    due
 }
 
 /// Hands freed memory back to the system once.

@@ -37,11 +37,11 @@ pub fn serve(dir: &Path, max_connections: Option<usize>) -> Result<()> {
         .init();
     // As `streamgauge server` builds it: an idle thread hands back what
     // it freed (`server::trim`).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .on_thread_park(::server::trim::idle)
-        .build()
-        .context("starting the async runtime")?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    let idle = ::server::trim::IdleCollect::install(&mut builder);
+    let runtime = builder.build().context("starting the async runtime")?;
+    idle.start(&runtime);
     let mut config = ::server::ServerConfig::new(dir);
     config.listen = vec![SocketAddr::from(([127, 0, 0, 1], 0))];
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));

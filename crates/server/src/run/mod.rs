@@ -95,17 +95,17 @@ where
 pub fn serve(resolved: Resolved) -> Result<(), RunError> {
     // Every file and directory created from here on is owner-only.
     httpkit::secret::owner_only_from_now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        // A connection thread that runs out of work hands back what its
-        // connections freed (see crate::trim): after a burst of
-        // connections every thread is idle, and nothing else would.
-        .on_thread_park(crate::trim::idle)
-        .build()
-        .map_err(|source| RunError::Io {
-            context: "starting the async runtime".into(),
-            source,
-        })?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    // A connection thread that runs out of work hands back what its
+    // connections freed (see crate::trim): after a burst of connections
+    // every thread is idle, and nothing else would.
+    let idle = crate::trim::IdleCollect::install(&mut builder);
+    let runtime = builder.build().map_err(|source| RunError::Io {
+        context: "starting the async runtime".into(),
+        source,
+    })?;
+    idle.start(&runtime);
     runtime.block_on(async move {
         let reload = resolved.server.auth.is_some() || resolved.rules_file.is_some();
         let mut signals = signals::Signals::install(reload)?;
