@@ -101,9 +101,9 @@ fn reference_lib(bin: &Path) -> PathBuf {
 }
 
 /// The reference binds without SO_REUSEADDR: its port comes from below
-/// the ephemeral range (see `testkit::stock_port`).
+/// the ephemeral range (see `testkit::free_port`).
 fn free_port() -> Result<u16> {
-    Ok(testkit::stock_port())
+    Ok(testkit::free_port())
 }
 
 /// The child process, killed when dropped.

@@ -94,12 +94,24 @@ fn plan() -> String {
         .to_string()
 }
 
+/// The example plan with 1 s runs instead of its 2 s: the checks here are
+/// of the run, resume and report machinery, not of the figures, and 16
+/// runs of 2 s made this the suite's slowest test.
+fn short_plan(dir: &Path) -> String {
+    let text = std::fs::read_to_string(plan()).unwrap();
+    assert!(text.contains("\nseconds = 2.0"), "{text}");
+    let p = dir.join("client.toml");
+    std::fs::write(&p, text.replacen("\nseconds = 2.0", "\nseconds = 1.0", 1)).unwrap();
+    p.display().to_string()
+}
+
 #[test]
 fn run_resume_analyze_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("obs");
     let out_s = out.display().to_string();
-    ok(&sg(&["observe", "run", &plan(), "--out", &out_s]));
+    let plan = short_plan(dir.path());
+    ok(&sg(&["observe", "run", &plan, "--out", &out_s]));
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
     let lines: Vec<&str> = runs.lines().collect();
     assert_eq!(lines.len(), 13, "{runs}");
@@ -119,7 +131,7 @@ fn run_resume_analyze_report() {
     // Resume: drop the last 4 runs as if interrupted; only they run again.
     let kept = lines[..9].join("\n") + "\n";
     std::fs::write(out.join("runs.csv"), &kept).unwrap();
-    let again = sg(&["observe", "run", &plan(), "--out", &out_s]);
+    let again = sg(&["observe", "run", &plan, "--out", &out_s]);
     ok(&again);
     assert!(String::from_utf8_lossy(&again.stderr).contains("resuming: 8 of 12 runs"));
     let resumed = std::fs::read_to_string(out.join("runs.csv")).unwrap();
@@ -180,14 +192,14 @@ fn run_resume_analyze_report() {
 
     // The design recommendation: 10 % at 15 % noise over 6 cells (Holm's
     // first step) needs 57 runs per cell for 80 % power.
-    let plan = sg_env(
+    let design = sg_env(
         &[
             "observe", "plan", "--effect", "0.1", "--cv", "0.15", "--cells", "6",
         ],
         &env,
     );
-    ok(&plan);
-    let said = String::from_utf8_lossy(&plan.stdout);
+    ok(&design);
+    let said = String::from_utf8_lossy(&design.stdout);
     assert!(said.contains("replications = 57"), "{said}");
 }
 

@@ -11,7 +11,7 @@
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,10 +21,7 @@ use std::time::{Duration, Instant};
 const SCHEMA: &str = "1 t_m i:int32 s:string";
 
 fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+    testkit::free_addr()
 }
 
 fn env_num(name: &str, default: i64) -> i64 {

@@ -282,7 +282,7 @@ struct StockServer {
 
 impl StockServer {
     fn start(p: &Path, dir: &Path) -> StockServer {
-        let port = testkit::stock_port();
+        let port = testkit::free_port();
         // A clean environment: started with the test harness's, the stock
         // server segfaults in libc while it reads the header (seen every
         // time here); what it needs of its environment, it gets from flags.

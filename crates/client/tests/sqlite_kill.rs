@@ -17,7 +17,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -166,11 +166,7 @@ fn seqs(dir: &Path, table: &str) -> Vec<i64> {
 #[test]
 fn acks_follow_commits_and_a_resumed_client_stores_every_row_once() {
     let dir = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = testkit::free_port();
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let mut server = ServerProcess::start(dir.path(), port);
 

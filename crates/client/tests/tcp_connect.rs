@@ -57,10 +57,7 @@ fn ipv6_literals_and_host_names_connect() {
 
 #[test]
 fn a_server_that_starts_late_gets_everything() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let port = testkit::free_addr();
     let policy = OverloadPolicy::Block {
         stall_limit: Some(Duration::from_secs(5)),
     };

@@ -173,11 +173,7 @@ fn capture_runs_files_live_data_and_monitor(backend: Backend) {
     dcfg.policy.max_snaplen = Some(1500);
     let daemon = rt.block_on(Daemon::start(dcfg)).unwrap();
     let dport = daemon.local_addr().port();
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let dead_port = testkit::free_port();
 
     let creds = dir.path().join("credentials");
     httpkit::secret::write_private(&creds, "tap daemon-op\ncoll mgr-read\n").unwrap();

@@ -22,9 +22,7 @@ fn kinds(v: &Value) -> Vec<String> {
 
 fn events_of_a_run_for_its_plots(b: Backend) {
     // A port nothing listens on: the device never answers.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
+    let port = testkit::free_port();
     let t = start_on(b, |c| c.monitor_interval = Duration::from_millis(200));
     let admin = Api::login(&t.base, "admin", ADMIN_PW);
     add_users(&admin, &["alice", "bob"]);

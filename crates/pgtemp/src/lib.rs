@@ -27,7 +27,6 @@
 //! ```
 #![deny(missing_docs)]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -120,29 +119,6 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A port nothing listens on, and that no other cluster of this process
-/// was given: Linux may hand the same port to two `bind(0)` calls made
-/// one after the other (the first socket is closed at once), and two
-/// tests starting clusters at the same moment then collided.
-fn free_port() -> Result<u16, PgTempError> {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-    for _ in 0..100 {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .map_err(io("finding a free port"))?;
-        if !given.contains(&port) {
-            given.push(port);
-            return Ok(port);
-        }
-    }
-    Err(PgTempError::Command {
-        command: "bind 127.0.0.1:0".into(),
-        logs: "no port left that this process has not given out".into(),
-    })
-}
-
 /// A new directory of this process's own for a cluster
 /// (`<tmp>/sg-pg-<pid>-<n>`); one left by an earlier process with the same
 /// pid is passed over.
@@ -178,7 +154,10 @@ impl Cluster {
         let c = Cluster {
             bin,
             dir,
-            port: free_port()?,
+            // Below the ephemeral range, never given twice in a process: a
+            // stopped cluster comes back on its port, which a port from
+            // `bind(0)` may meanwhile be to another test's connection.
+            port: testkit::free_port(),
             as_postgres,
         };
         if as_postgres {

@@ -26,7 +26,7 @@ fn reference() -> Option<PathBuf> {
 /// The stock oml2-server, started in a clean environment (it crashes under
 /// the harness's, see client-ffi's reference_live), with `backend` flags.
 fn stock(prefix: &Path, dir: &Path, backend: &[String]) -> Listening {
-    let port = testkit::stock_port();
+    let port = testkit::free_port();
     let mut cmd = Command::new(prefix.join("bin/oml2-server"));
     cmd.env_clear()
         .args(["-l", &port.to_string(), "-D"])

@@ -118,32 +118,72 @@ pub fn oml_reference() -> Option<&'static Path> {
     prefix
 }
 
-/// A free loopback port for a program that binds without SO_REUSEADDR
-/// (the reference oml2-server and oml2-proxy-server), below the kernel's
-/// ephemeral range. In that range any port may sit in TIME-WAIT after a
-/// burst of closed outgoing connections (other tests open tens of
-/// thousands), which such a program is refused while a probe with std's
-/// listener, which sets SO_REUSEADDR, calls it free. Below it no outgoing
-/// connection takes a local port. Starts at an offset from the process id
-/// so that parallel test processes rarely probe the same ports.
-pub fn stock_port() -> u16 {
-    const LOW: u32 = 10_000;
-    let high = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+/// A loopback port nothing listens on (TCP or UDP), for a server a test
+/// starts or restarts on a port it chooses (a child process, or one that
+/// must come back on the same address). Taken from below the kernel's
+/// ephemeral range: in that range a port released after a probe may be
+/// handed at once to another test's `bind(0)` or outgoing connection (in
+/// this process or in a test binary running beside it), or sit in
+/// TIME-WAIT after a burst of closed connections, which a program binding
+/// without SO_REUSEADDR (the reference oml2-server) is refused. Below it,
+/// only tests choosing ports this way compete: the search starts at a
+/// random place, and one process is never given the same port twice.
+pub fn free_port() -> u16 {
+    use std::collections::hash_map::RandomState;
+    use std::hash::BuildHasher;
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let span = ephemeral_low() - FREE_PORT_LOW;
+    // RandomState's keys are random per process (and per call).
+    let start = (RandomState::new().hash_one(std::process::id()) % u64::from(span)) as u32;
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let port = (0..span)
+        .map(|i| (FREE_PORT_LOW + (start + i) % span) as u16)
+        .find(|&p| {
+            !given.contains(&p)
+                && std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
+                && std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok()
+        })
+        .expect("a free loopback port below the ephemeral range");
+    given.push(port);
+    port
+}
+
+/// The lowest port [`free_port`] gives.
+const FREE_PORT_LOW: u32 = 10_000;
+
+/// The first port of the kernel's ephemeral range (32768 unless
+/// configured otherwise), at least `FREE_PORT_LOW + 1`.
+fn ephemeral_low() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
         .unwrap_or(32_768)
-        .max(LOW + 1);
-    let span = high - LOW;
-    let start = std::process::id().wrapping_mul(7919) % span;
-    (0..span)
-        .map(|i| (LOW + (start + i) % span) as u16)
-        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
-        .expect("a free loopback port below the ephemeral range")
+        .max(FREE_PORT_LOW + 1)
+}
+
+/// [`free_port`] on 127.0.0.1.
+pub fn free_addr() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], free_port()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_are_below_the_ephemeral_range_and_never_repeat() {
+        let ports: Vec<u16> = (0..50).map(|_| free_port()).collect();
+        let mut unique = ports.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ports.len(), "{ports:?}");
+        let range = FREE_PORT_LOW..ephemeral_low();
+        assert!(
+            ports.iter().all(|&p| range.contains(&u32::from(p))),
+            "{ports:?}"
+        );
+    }
 
     #[test]
     fn a_present_tool_is_found_and_nothing_is_logged() {

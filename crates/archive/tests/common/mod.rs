@@ -2,7 +2,7 @@
 //! started per test in temporary directories and killed on drop.
 #![allow(dead_code)]
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,13 +28,10 @@ pub fn have_tool(tool: &str, install_hint: &str) -> bool {
     found
 }
 
-/// A free TCP port on 127.0.0.1 (bound then released).
+/// A free TCP port on 127.0.0.1 that stays free for the server a test
+/// restarts on it (see `testkit::free_port`).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    testkit::free_port()
 }
 
 /// Waits until something accepts connections on 127.0.0.1:port.

@@ -30,11 +30,7 @@ pub struct NfdumpStats {
 impl Nfcapd {
     /// Starts `nfcapd` in `dir/flows` on a free port and waits until it listens.
     pub fn start(dir: &Path) -> Nfcapd {
-        let port = std::net::UdpSocket::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = testkit::free_port();
         let dir = dir.join("flows");
         std::fs::create_dir_all(&dir).unwrap();
         let child = Command::new("nfcapd")

@@ -94,6 +94,13 @@ pub enum UriError {
         /// The host text.
         host: String,
     },
+    /// A control character other than tab, line feed or carriage return
+    /// (which a configuration file could not write back).
+    #[error("the URI contains control character U+{code:04X}; remove it")]
+    ControlCharacter {
+        /// The character's code point.
+        code: u32,
+    },
     /// `file:` or `flushfile:` without a path.
     #[error("{scheme}: needs a path, as in {scheme}:out.oml (`file:-` is standard output)")]
     MissingPath {

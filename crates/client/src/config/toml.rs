@@ -209,6 +209,14 @@ fn property(name: String, v: toml_crate::Value) -> Result<filters::Property, Str
             }
         },
     };
+    for (what, text) in [("name", &name), ("value", &value)] {
+        if let Some(c) = value::xml_forbidden(text) {
+            return Err(format!(
+                "property `{name}`: its {what} has a {}",
+                value::xml_forbidden_message(c)
+            ));
+        }
+    }
     Ok(filters::Property { name, ty, value })
 }
 

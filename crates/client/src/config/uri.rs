@@ -48,6 +48,9 @@ fn parse_inner(text: &str) -> Result<Uri, UriError> {
     if text.is_empty() {
         return Err(UriError::Empty);
     }
+    if let Some(c) = super::value::xml_forbidden(text) {
+        return Err(UriError::ControlCharacter { code: u32::from(c) });
+    }
     if let Some(path) = text.strip_prefix("file:") {
         return file(path, "file", Uri::File);
     }

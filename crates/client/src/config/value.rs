@@ -210,6 +210,24 @@ pub fn is_valid_id(id: &str) -> bool {
 /// What [`is_valid_id`] accepts.
 pub const ID_SYNTAX: &str = "a non-empty id without whitespace or control characters";
 
+/// The first character of `s` that XML 1.0 cannot carry, if any: a control
+/// character other than tab, line feed and carriage return. Every accepted
+/// configuration must write back as XML to the same value, so such text is
+/// refused in any format rather than changed on the way.
+pub fn xml_forbidden(s: &str) -> Option<char> {
+    s.chars()
+        .find(|&c| c < ' ' && !matches!(c, '\t' | '\n' | '\r'))
+}
+
+/// Why [`xml_forbidden`] refused a character.
+pub fn xml_forbidden_message(c: char) -> String {
+    format!(
+        "control character U+{:04X} is not allowed (XML 1.0 carries only tab, line feed and \
+         carriage return among the control characters)",
+        u32::from(c)
+    )
+}
+
 /// What a domain may be.
 pub const DOMAIN_SYNTAX: &str =
     "1 to 63 characters of A-Z a-z 0-9 _ - . (not starting with `.`), since it names a database";

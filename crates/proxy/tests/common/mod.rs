@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -23,12 +23,10 @@ pub fn init_log() {
         .try_init();
 }
 
-/// A free loopback port (bound and released).
+/// A free loopback port that stays free for the server a test starts on
+/// it (see `testkit::free_port`).
 pub fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+    testkit::free_addr()
 }
 
 /// Starts a server on `addr` storing into `dir`.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
@@ -177,13 +177,9 @@ pub fn one_to(n: u64) -> Vec<i64> {
     (1..=n as i64).collect()
 }
 
-/// A free loopback port.
+/// A free loopback port (see `testkit::free_port`).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    testkit::free_port()
 }
 
 /// A program serving on a loopback port (the stock oml2-server, HAProxy),

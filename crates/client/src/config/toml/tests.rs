@@ -226,3 +226,18 @@ fn keys_list_what_the_parser_accepts() {
         assert_eq!(accepted, listed, "{table}");
     }
 }
+
+#[test]
+fn text_xml_cannot_carry_is_refused() {
+    // Found by the fuzzer: a property value with U+001A and U+0000 was
+    // accepted and then written as XML with U+FFFD in their place.
+    const F: &str = "[[collect]]\nurl='h'\n[[collect.stream]]\nmp='m'\nsamples=1\n[[collect.stream.filter]]\nfield='a'\n";
+    let e = err(&format!("{F}properties={{unit=\"cka\\u001a\\u0000me\"}}"));
+    assert!(e.to_string().contains("U+001A"), "{e}");
+    let e = err(&format!("{F}properties={{\"u\\u0001\"='x'}}"));
+    assert!(e.to_string().contains("U+0001"), "{e}");
+    let e = err("[[collect]]\nurl=\"file:a\\u0007b\"");
+    assert!(e.to_string().contains("U+0007"), "{e}");
+    // Tabs and line breaks are fine: XML carries them as references.
+    ok(&format!("{F}properties={{unit=\"a\\tb\\nc\"}}"));
+}

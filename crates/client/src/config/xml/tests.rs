@@ -370,3 +370,20 @@ fn escaping_keeps_whitespace_and_drops_what_xml_forbids() {
         "a&lt;b&gt;&amp;&quot;c&apos;&#9;&#10;&#13;\u{fffd}"
     );
 }
+
+#[test]
+fn control_characters_xml_forbids_are_refused() {
+    const HEAD: &str = "<omlc><collect url='h'><stream mp='m' samples='1'><filter field='a'>";
+    const TAIL: &str = "</filter></stream></collect></omlc>";
+    for body in [
+        "<property name='u'>a\u{1a}b</property>",
+        "<property name='u'>a&#x1A;b</property>",
+        "<property name='u\u{1}'>a</property>",
+    ] {
+        let e = err(&format!("{HEAD}{body}{TAIL}"));
+        assert!(e.to_string().contains("control character"), "{body}: {e}");
+    }
+    let e = err("<omlc><collect url='file:a&#7;b'/></omlc>");
+    assert!(e.to_string().contains("U+0007"), "{e}");
+    ok(&format!("{HEAD}<property name='u'>a&#9;b</property>{TAIL}"));
+}

@@ -8,6 +8,7 @@ use quick_xml::{Reader, XmlVersion};
 
 use super::{ElementDef, ELEMENTS};
 use crate::config::error::{ConfigError, Location};
+use crate::config::value;
 
 /// One element of the configuration.
 #[derive(Debug)]
@@ -54,6 +55,15 @@ impl Builder<'_> {
         ConfigError::Syntax {
             location: self.loc(offset),
             message,
+        }
+    }
+
+    /// Refuses the control characters XML 1.0 forbids, whether written
+    /// raw or as a character reference such as `&#0;`.
+    fn allowed(&self, s: &str, offset: usize) -> Result<(), ConfigError> {
+        match value::xml_forbidden(s) {
+            Some(c) => Err(self.syntax(offset, value::xml_forbidden_message(c))),
+            None => Ok(()),
         }
     }
 
@@ -104,6 +114,7 @@ impl Builder<'_> {
             let value = a
                 .normalized_value(XmlVersion::Implicit1_0)
                 .map_err(|err| self.syntax(offset, format!("attribute `{key}`: {err}")))?;
+            self.allowed(&value, offset)?;
             attrs.push((known, value.into_owned()));
         }
         Ok(Node {
@@ -123,6 +134,7 @@ impl Builder<'_> {
     }
 
     fn text(&mut self, s: &str, offset: usize) -> Result<(), ConfigError> {
+        self.allowed(s, offset)?;
         if let Some(node) = self.stack.last_mut().filter(|n| n.def.text) {
             node.text.push_str(s);
             return Ok(());
