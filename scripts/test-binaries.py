@@ -64,8 +64,8 @@ def parse_args() -> tuple[argparse.Namespace, list[str], list[str]]:
     p.add_argument(
         "--jobs",
         type=int,
-        default=int(os.environ.get("TEST_JOBS", "3")),
-        help="test binaries at once (default: $TEST_JOBS or 3)",
+        default=int(os.environ.get("TEST_JOBS", "2")),
+        help="test binaries at once (default: $TEST_JOBS or 2)",
     )
     p.add_argument(
         "--alone",
