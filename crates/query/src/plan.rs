@@ -52,19 +52,29 @@ pub fn source(sql: &mut Sql, table: &str, req: &RowsRequest) {
     }
 }
 
-/// The rows `ids` (ordered by sender then id: callers chunk a sorted list),
-/// with the request's columns: the answer of a downsampling from tiles.
-pub fn by_ids(dialect: Dialect, table: &str, req: &RowsRequest, ids: &[i64]) -> Sql {
-    let mut sql = Sql::new(dialect);
+/// `SELECT <the request's columns> FROM <the table and its joins>`.
+fn select_rows(sql: &mut Sql, table: &str, req: &RowsRequest) {
     sql.push("SELECT ");
-    select_list(&mut sql, &selected(req));
+    select_list(sql, &selected(req));
     sql.push(" FROM ");
-    source(&mut sql, table, req);
+    source(sql, table, req);
+}
+
+/// ` WHERE "table"."id" IN (` (the caller writes the list and closes it).
+fn where_id_in(sql: &mut Sql, table: &str) {
     sql.push(" WHERE ")
         .ident(table)
         .push(".")
         .ident(ID)
         .push(" IN (");
+}
+
+/// The rows `ids` (ordered by sender then id: callers chunk a sorted list),
+/// with the request's columns: the answer of a downsampling from tiles.
+pub fn by_ids(dialect: Dialect, table: &str, req: &RowsRequest, ids: &[i64]) -> Sql {
+    let mut sql = Sql::new(dialect);
+    select_rows(&mut sql, table, req);
+    where_id_in(&mut sql, table);
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
             sql.push(", ");
@@ -117,10 +127,7 @@ pub fn filters(sql: &mut Sql, req: &RowsRequest) {
 /// LIMIT limit+1` (one more row than the page says whether there is a next).
 pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
     let mut sql = Sql::new(dialect);
-    sql.push("SELECT ");
-    select_list(&mut sql, &selected(req));
-    sql.push(" FROM ");
-    source(&mut sql, table, req);
+    select_rows(&mut sql, table, req);
     sql.push(" WHERE 1 = 1");
     if let Some(a) = req.after {
         sql.push(" AND ").ident(ID).push(" > ");
@@ -148,17 +155,9 @@ pub fn rows(dialect: Dialect, table: &str, req: &RowsRequest) -> Sql {
 /// page (within `from`/`to` when given).
 pub fn previous(dialect: Dialect, table: &str, req: &RowsRequest, after: i64) -> Sql {
     let mut sql = Sql::new(dialect);
-    sql.push("SELECT ");
-    select_list(&mut sql, &selected(req));
-    sql.push(" FROM ");
-    source(&mut sql, table, req);
-    sql.push(" WHERE ")
-        .ident(table)
-        .push(".")
-        .ident(ID)
-        .push(" IN (SELECT max(")
-        .ident(ID)
-        .push(") FROM ");
+    select_rows(&mut sql, table, req);
+    where_id_in(&mut sql, table);
+    sql.push("SELECT max(").ident(ID).push(") FROM ");
     source(&mut sql, table, req);
     sql.push(" WHERE ").ident(ID).push(" <= ");
     sql.bind(Value::Int(after), PgType::Int8);
@@ -241,15 +240,9 @@ pub fn m4(
              FROM b{i} b JOIN a{i} a ON b.s = a.s AND b.k = a.k AND (b.v = a.lo OR b.v = a.hi) GROUP BY a.s, a.k)"
         ));
     }
-    sql.push(" SELECT ");
-    select_list(&mut sql, &selected(req));
-    sql.push(" FROM ");
-    source(&mut sql, table, req);
-    sql.push(" WHERE ")
-        .ident(table)
-        .push(".")
-        .ident(ID)
-        .push(" IN (");
+    sql.push(" ");
+    select_rows(&mut sql, table, req);
+    where_id_in(&mut sql, table);
     for i in 0..fields.len() {
         if i > 0 {
             sql.push(" UNION ");

@@ -64,6 +64,22 @@ struct Recorder<'a> {
     test: Test,
 }
 
+/// The fields an interval's and a summary's records share, in their
+/// schemas' order: the test's start, then the period and its totals.
+fn totals(t: &Test, v: &Json) -> [Value; 9] {
+    [
+        Value::Double(t.start),
+        Value::Double(f(v, "start")),
+        Value::Double(f(v, "end")),
+        Value::Double(f(v, "seconds")),
+        Value::UInt64(v["bytes"].as_u64().unwrap_or(0)),
+        Value::Double(f(v, "bits_per_second")),
+        Value::Int64(i(v, "retransmits")),
+        Value::Int64(i(v, "packets")),
+        Value::Int64(i(v, "lost_packets")),
+    ]
+}
+
 fn f(v: &Json, k: &str) -> f64 {
     v.get(k).and_then(Json::as_f64).unwrap_or(f64::NAN)
 }
@@ -139,19 +155,15 @@ impl Recorder<'_> {
             &[
                 Value::String(t.role.clone()),
                 Value::String(t.protocol.clone()),
-                Value::Double(t.start),
-                Value::Double(f(sum, "start")),
-                Value::Double(f(sum, "end")),
-                Value::Double(f(sum, "seconds")),
-                Value::UInt64(sum["bytes"].as_u64().unwrap_or(0)),
-                Value::Double(f(sum, "bits_per_second")),
-                Value::Int64(i(sum, "retransmits")),
-                Value::Int64(i(sum, "packets")),
-                Value::Int64(i(sum, "lost_packets")),
+            ]
+            .into_iter()
+            .chain(totals(t, sum))
+            .chain([
                 Value::Double(f(sum, "jitter_ms")),
                 Value::Bool(b(sum, "omitted")),
                 Value::Bool(b(sum, "sender")),
-            ],
+            ])
+            .collect::<Vec<_>>(),
         );
     }
 
@@ -165,19 +177,15 @@ impl Recorder<'_> {
                     Value::String(t.role.clone()),
                     Value::String(t.protocol.clone()),
                     Value::String(kind.to_owned()),
-                    Value::Double(t.start),
-                    Value::Double(f(s, "start")),
-                    Value::Double(f(s, "end")),
-                    Value::Double(f(s, "seconds")),
-                    Value::UInt64(s["bytes"].as_u64().unwrap_or(0)),
-                    Value::Double(f(s, "bits_per_second")),
-                    Value::Int64(i(s, "retransmits")),
-                    Value::Int64(i(s, "packets")),
-                    Value::Int64(i(s, "lost_packets")),
+                ]
+                .into_iter()
+                .chain(totals(t, s))
+                .chain([
                     Value::Double(f(s, "lost_percent")),
                     Value::Double(f(s, "jitter_ms")),
                     Value::Bool(b(s, "sender")),
-                ],
+                ])
+                .collect::<Vec<_>>(),
             );
         }
     }
